@@ -1,0 +1,80 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "Bulwark",
+    platforms: [.macOS(.v14), .iOS(.v17)],
+    products: [
+        .library(name: "BulwarkPolicy", targets: ["BulwarkPolicy"]),
+        .library(name: "Bulwark", targets: ["Bulwark"]),
+        .library(name: "BulwarkTestSupport", targets: ["BulwarkTestSupport"]),
+        .executable(name: "bulwark", targets: ["bulwark"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
+        .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
+        .package(url: "https://github.com/apple/swift-nio-http2.git", from: "1.46.0"),
+        .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.2"),
+    ],
+    targets: [
+        .target(
+            name: "BulwarkPolicy",
+            dependencies: [
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+            ]
+        ),
+        .target(
+            name: "Bulwark",
+            dependencies: [
+                "BulwarkPolicy",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+                .product(name: "NIOHTTPCompression", package: "swift-nio-extras"),
+            ]
+        ),
+        .target(
+            name: "BulwarkTestSupport",
+            dependencies: [
+                "BulwarkPolicy",
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+            ]
+        ),
+        .target(
+            name: "BulwarkLimbo",
+            dependencies: ["BulwarkPolicy", .product(name: "X509", package: "swift-certificates")]
+        ),
+        .executableTarget(
+            name: "bulwark",
+            dependencies: [
+                "BulwarkLimbo",
+                "Bulwark",
+                "BulwarkPolicy",
+                "BulwarkTestSupport",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .testTarget(
+            name: "BulwarkPolicyTests",
+            dependencies: ["BulwarkPolicy", "BulwarkTestSupport"]
+        ),
+        .testTarget(
+            name: "BulwarkTests",
+            dependencies: ["Bulwark", "BulwarkTestSupport"]
+        ),
+    ]
+)

@@ -1,0 +1,56 @@
+import Foundation
+import SwiftASN1
+import X509
+
+/// Reads X.509 certificates from PEM (any number of `CERTIFICATE` blocks) or DER input.
+public enum CertificateLoader {
+    /// Parses every certificate in `bytes`.
+    ///
+    /// PEM input may hold several `CERTIFICATE` blocks and other blocks (keys, CRLs), which are skipped.
+    /// Input without any PEM block is parsed as a single DER certificate.
+    ///
+    /// - Parameter source: A label for error messages (usually the file path).
+    /// - Throws: ``CertificateLoadingError`` naming `source` when nothing valid is found or a block is malformed.
+    public static func certificates(from bytes: [UInt8], source: String) throws(CertificateLoadingError) -> [Certificate] {
+        if let text = String(validating: bytes, as: UTF8.self), text.contains("-----BEGIN ") {
+            return try self.certificates(fromPEM: text, source: source)
+        }
+        guard !bytes.isEmpty else { throw .noCertificates(in: source) }
+        do {
+            return [try Certificate(derEncoded: bytes)]
+        } catch {
+            throw .malformedDER(in: source, detail: String(describing: error))
+        }
+    }
+
+    /// Parses every `CERTIFICATE` block of a PEM string; other block types are skipped.
+    public static func certificates(fromPEM text: String, source: String) throws(CertificateLoadingError) -> [Certificate] {
+        let documents: [PEMDocument]
+        do {
+            documents = try PEMDocument.parseMultiple(pemString: text)
+        } catch {
+            throw .malformedPEM(in: source, detail: String(describing: error))
+        }
+        var result: [Certificate] = []
+        for (index, document) in documents.enumerated() where document.discriminator == "CERTIFICATE" {
+            do {
+                result.append(try Certificate(derEncoded: document.derBytes))
+            } catch {
+                throw .malformedPEM(in: source, detail: "block \(index + 1): \(error)")
+            }
+        }
+        guard !result.isEmpty else { throw .noCertificates(in: source) }
+        return result
+    }
+
+    /// Reads and parses a PEM or DER file.
+    public static func certificates(atPath path: String) throws(CertificateLoadingError) -> [Certificate] {
+        let data: Data
+        do {
+            data = try Data(contentsOf: URL(fileURLWithPath: path))
+        } catch {
+            throw .unreadable(path, detail: error.localizedDescription)
+        }
+        return try self.certificates(from: Array(data), source: path)
+    }
+}

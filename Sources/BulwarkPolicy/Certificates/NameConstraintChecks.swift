@@ -1,0 +1,46 @@
+import X509
+
+/// Name-constraint rules that swift-certificates' RFC 5280 policy does not apply.
+enum NameConstraintChecks {
+    /// Name-constraint comparisons allowed for one path (Go's limit): more is refused rather than computed, which
+    /// bounds the quadratic cost an attacker can cause with many names against many constraints.
+    static let maximumComparisons = 250_000
+
+    /// `chain` is leaf first, anchor last.
+    static func check(_ chain: [Certificate]) -> String? {
+        let leaf = chain[0]
+        let leafNames = (try? leaf.extensions.subjectAlternativeNames).map { Array($0) } ?? []
+        let subjectCount = leaf.subject.reduce(0) { $0 + $1.count }
+        var subtreeCount = 0
+        for certificate in chain.dropFirst() {
+            guard let constraints = try? certificate.extensions.nameConstraints else { continue }
+            if constraints.permittedSubtrees.isEmpty && constraints.excludedSubtrees.isEmpty {
+                return "\(certificate.subject): name constraints with neither permitted nor excluded subtrees"
+            }
+            for case .dnsName(let name) in constraints.permittedSubtrees + constraints.excludedSubtrees
+            where name.hasPrefix(".") {
+                return "\(certificate.subject): DNS name constraint \"\(name)\" has a leading period"
+            }
+            for case .dnsName(let excluded) in constraints.excludedSubtrees {
+                for case .dnsName(let name) in leafNames where Self.wildcard(name, covers: excluded) {
+                    return "\(certificate.subject): excluded name \"\(excluded)\" is covered by the wildcard \"\(name)\""
+                }
+            }
+            subtreeCount += constraints.permittedSubtrees.count + constraints.excludedSubtrees.count
+        }
+        if subtreeCount * (leafNames.count + subjectCount) > Self.maximumComparisons {
+            return "name constraints would need more than \(Self.maximumComparisons) comparisons"
+        }
+        return nil
+    }
+
+    /// Whether `*.base` can produce `excluded` (one label directly under `base`), so that a connection to the
+    /// excluded name would be accepted through the wildcard (CVE-2025-61727).
+    static func wildcard(_ name: String, covers excluded: String) -> Bool {
+        guard name.hasPrefix("*.") else { return false }
+        let base = name.dropFirst(2).lowercased()
+        let target = excluded.lowercased()
+        guard let dot = target.firstIndex(of: ".") else { return false }
+        return target[target.index(after: dot)...] == base
+    }
+}

@@ -1,0 +1,76 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import X509
+
+/// Checks that a certificate is valid for a host (RFC 6125 as browsers apply it).
+///
+/// - Only the subject alternative name counts; the legacy common-name fallback is never used.
+/// - A DNS name matches case-insensitively, ignoring one trailing dot.
+/// - A wildcard is accepted only as the whole leftmost label (`*.example.com`), matches exactly one label, and
+///   never covers a single-label base (`*.com`).
+/// - An IP address host matches only an IP address SAN with the same bytes, never a DNS name.
+enum ServerIdentity {
+    /// `nil` when `leaf` is valid for `host`; otherwise the reason.
+    static func check(_ leaf: Certificate, host: String) -> TrustFailureReason? {
+        let canonical: String
+        do {
+            canonical = try HostName.canonicalize(host)
+        } catch {
+            return .invalidHost(host: host, detail: String(describing: error))
+        }
+        let names: SubjectAlternativeNames
+        do {
+            guard let parsed = try leaf.extensions.subjectAlternativeNames else {
+                return .hostnameMismatch(host: canonical, names: [])
+            }
+            names = parsed
+        } catch {
+            return .hostnameMismatch(host: canonical, names: ["<unparsable subject alternative names>"])
+        }
+        if let address = Self.addressBytes(canonical) {
+            for case .ipAddress(let bytes) in names where Array(bytes.bytes) == address {
+                return nil
+            }
+        } else {
+            for case .dnsName(let name) in names where Self.matches(dnsName: name, host: canonical) {
+                return nil
+            }
+        }
+        return .hostnameMismatch(host: canonical, names: leaf.subjectAlternativeNameStrings)
+    }
+
+    /// Whether a SAN DNS name matches a canonical (lower-case, no trailing dot) host.
+    static func matches(dnsName: String, host: String) -> Bool {
+        var name = dnsName.lowercased()
+        if name.hasSuffix(".") { name.removeLast() }
+        guard !name.isEmpty, name.utf8.allSatisfy({ $0 < 0x80 }) else { return false }
+        if !name.contains("*") {
+            return name == host
+        }
+        guard name.hasPrefix("*.") else { return false }
+        let base = name.dropFirst(2)
+        guard !base.contains("*"), base.contains("."), !base.hasPrefix("."), !base.hasSuffix(".") else {
+            return false
+        }
+        guard let firstDot = host.firstIndex(of: ".") else { return false }
+        let firstLabel = host[..<firstDot]
+        return !firstLabel.isEmpty && host[host.index(after: firstDot)...] == base
+    }
+
+    static func addressBytes(_ text: String) -> [UInt8]? {
+        var v4 = in_addr()
+        if inet_pton(AF_INET, text, &v4) == 1 {
+            return withUnsafeBytes(of: &v4) { Array($0) }
+        }
+        var v6 = in6_addr()
+        if inet_pton(AF_INET6, text, &v6) == 1 {
+            return withUnsafeBytes(of: &v6) { Array($0) }
+        }
+        return nil
+    }
+}

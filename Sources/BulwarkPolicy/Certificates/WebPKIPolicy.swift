@@ -1,0 +1,229 @@
+import SwiftASN1
+import X509
+import _CryptoExtras
+
+/// The checks a web browser (CA/Browser Forum baseline requirements, Chrome, rustls-webpki) makes on a
+/// server's chain beyond RFC 5280, which swift-certificates does not make on its own.
+///
+/// - The leaf must carry an extended key usage with `serverAuth` (not only `anyExtendedKeyUsage`), not marked
+///   critical, must not be a CA, must not be allowed to sign certificates, and must carry an authority key
+///   identifier.
+/// - Intermediates must carry key identifiers, a non-empty subject, and, when they restrict extended key usage,
+///   allow `serverAuth`. Name and policy constraints must be critical.
+/// - Every certificate must have a positive serial number of at most 20 bytes, and RSA keys must be at least
+///   2048 bits and a whole number of bytes.
+/// - The subject alternative name must be critical exactly when the subject is empty.
+///
+/// A chain of one certificate (a pinned or explicitly trusted leaf that is its own anchor) is only checked for
+/// key strength: such a certificate was trusted by its exact identity, not by the rules of the web PKI.
+struct WebPKIPolicy: VerifierPolicy {
+    let verifyingCriticalExtensions: [ASN1ObjectIdentifier] = [
+        .X509ExtensionID.extendedKeyUsage,
+        .X509ExtensionID.subjectAlternativeName,
+    ]
+
+    /// Require `serverAuth` in the leaf's extended key usage.
+    var requireServerAuth: Bool = true
+    /// The most intermediates (not counting self-issued ones) a path may hold; `nil` for no limit.
+    var maximumIntermediates: Int?
+
+    func chainMeetsPolicyRequirements(chain: UnverifiedCertificateChain) -> PolicyEvaluationResult {
+        let certificates = Array(chain)
+        if let maximumIntermediates, certificates.count > 2 {
+            let counted = certificates[1..<(certificates.count - 1)].filter { $0.issuer != $0.subject }.count
+            if counted > maximumIntermediates {
+                return .failsToMeetPolicy(
+                    reason: "path with \(counted) intermediates exceeds the limit of \(maximumIntermediates)"
+                )
+            }
+        }
+        for (index, certificate) in certificates.enumerated() {
+            let isAnchor = index == certificates.count - 1
+            if let failure = Self.checkKey(certificate) ?? (isAnchor ? nil : Self.checkSerial(certificate)) {
+                return .failsToMeetPolicy(reason: "\(certificate.subject): \(failure)")
+            }
+            guard certificates.count > 1 else { break }
+            let failure: String?
+            if index == 0 {
+                failure = self.checkLeaf(certificate)
+            } else if isAnchor {
+                failure = Self.checkAnchor(certificate)
+            } else {
+                failure = Self.checkIntermediate(certificate)
+            }
+            if let failure {
+                return .failsToMeetPolicy(reason: "\(certificate.subject): \(failure)")
+            }
+        }
+        if certificates.count > 1, let failure = NameConstraintChecks.check(certificates) {
+            return .failsToMeetPolicy(reason: failure)
+        }
+        return .meetsPolicy
+    }
+
+    /// Serial numbers (RFC 5280 4.1.2.2). Negative serials never get here: SwiftASN1 refuses them when parsing.
+    /// Trust anchors are exempt: they are trusted by name and key (Starfield's G2 root has serial 0).
+    static func checkSerial(_ certificate: Certificate) -> String? {
+        let serial = certificate.serialNumber.bytes
+        if serial.count > 20 { return "serial number longer than 20 bytes" }
+        if serial.allSatisfy({ $0 == 0 }) { return "serial number is zero" }
+        return nil
+    }
+
+    static func checkKey(_ certificate: Certificate) -> String? {
+        if let rsa = _RSA.Signing.PublicKey(certificate.publicKey) {
+            let bits = rsa.keySizeInBits
+            if bits < 2048 { return "RSA key of \(bits) bits is too weak (minimum 2048)" }
+            if bits % 8 != 0 { return "RSA modulus of \(bits) bits is not a whole number of bytes" }
+        }
+        return nil
+    }
+
+    func checkLeaf(_ certificate: Certificate) -> String? {
+        let extensions = certificate.extensions
+        if self.requireServerAuth {
+            guard let ekuExtension = extensions[oid: .X509ExtensionID.extendedKeyUsage] else {
+                return "no extended key usage (serverAuth is required)"
+            }
+            if ekuExtension.critical { return "extended key usage must not be critical in a server certificate" }
+            guard let eku = try? extensions.extendedKeyUsage, eku.contains(.serverAuth) else {
+                return "extended key usage does not include serverAuth"
+            }
+            if eku.contains(.any) {
+                return "anyExtendedKeyUsage is forbidden in a server certificate (CA/Browser Forum 7.1.2.7.10)"
+            }
+        }
+        if let failure = Self.checkParsableExtensions(certificate) { return failure }
+        if case .isCertificateAuthority = (try? extensions.basicConstraints) ?? .notCertificateAuthority {
+            return "a CA certificate cannot be a server certificate"
+        }
+        if let usage = try? extensions.keyUsage, usage.keyCertSign {
+            return "a server certificate must not have the keyCertSign key usage"
+        }
+        if extensions[oid: .X509ExtensionID.nameConstraints] != nil {
+            return "a server certificate must not carry name constraints"
+        }
+        guard let aki = try? extensions.authorityKeyIdentifier, aki.keyIdentifier != nil else {
+            return "missing authority key identifier"
+        }
+        return Self.checkSubjectAlternativeNameCriticality(certificate)
+            ?? Self.checkSubjectAlternativeNameSyntax(certificate)
+    }
+
+    static func checkIntermediate(_ certificate: Certificate) -> String? {
+        let extensions = certificate.extensions
+        if certificate.subject.isEmpty { return "a CA certificate must have a non-empty subject" }
+        guard let aki = try? extensions.authorityKeyIdentifier, aki.keyIdentifier != nil else {
+            return "missing authority key identifier"
+        }
+        if (try? extensions.subjectKeyIdentifier) == nil { return "missing subject key identifier" }
+        if let eku = try? extensions.extendedKeyUsage, !eku.contains(.serverAuth) {
+            return "extended key usage does not allow serverAuth"
+        }
+        if let failure = Self.checkParsableExtensions(certificate) ?? Self.checkCertificateSigning(certificate) {
+            return failure
+        }
+        return Self.checkConstraintsCriticality(certificate) ?? Self.checkSubjectAlternativeNameCriticality(certificate)
+    }
+
+    static func checkAnchor(_ certificate: Certificate) -> String? {
+        let extensions = certificate.extensions
+        if certificate.subject.isEmpty { return "a CA certificate must have a non-empty subject" }
+        if (try? extensions.subjectKeyIdentifier) == nil { return "missing subject key identifier" }
+        if let basic = extensions[oid: .X509ExtensionID.basicConstraints], !basic.critical {
+            return "basic constraints of a CA must be critical"
+        }
+        if let failure = Self.checkCertificateSigning(certificate) { return failure }
+        if certificate.issuer != certificate.subject, (try? extensions.authorityKeyIdentifier) == nil {
+            return "a cross-signed root must carry an authority key identifier"
+        }
+        if let aki = try? extensions.authorityKeyIdentifier {
+            if aki.authorityCertIssuer != nil || aki.authorityCertSerialNumber != nil {
+                return "authority key identifier of a root must hold only a key identifier"
+            }
+            guard let keyID = aki.keyIdentifier else {
+                return "authority key identifier without a key identifier"
+            }
+            if let ski = try? extensions.subjectKeyIdentifier, ski.keyIdentifier != keyID,
+                certificate.issuer == certificate.subject
+            {
+                return "self-signed root's authority key identifier differs from its subject key identifier"
+            }
+        }
+        if extensions[oid: .X509ExtensionID.extendedKeyUsage] != nil {
+            return "a root CA must not carry an extended key usage (CA/Browser Forum 7.1.2.1)"
+        }
+        return Self.checkConstraintsCriticality(certificate)
+    }
+
+    /// A CA whose key usage is present must be allowed to sign certificates (RFC 5280 4.2.1.3).
+    static func checkCertificateSigning(_ certificate: Certificate) -> String? {
+        if let usage = try? certificate.extensions.keyUsage, !usage.keyCertSign {
+            return "a CA's key usage must include keyCertSign"
+        }
+        return nil
+    }
+
+    /// Extensions whose contents Bulwark reads must parse; an authority information access must not be empty.
+    static func checkParsableExtensions(_ certificate: Certificate) -> String? {
+        let extensions = certificate.extensions
+        do {
+            if let access = try extensions.authorityInformationAccess, access.isEmpty {
+                return "authority information access holds no access description"
+            }
+            _ = try extensions.keyUsage
+            _ = try extensions.basicConstraints
+            _ = try extensions.extendedKeyUsage
+            _ = try extensions.subjectKeyIdentifier
+            _ = try extensions.authorityKeyIdentifier
+            _ = try extensions.nameConstraints
+            _ = try extensions.subjectAlternativeNames
+        } catch {
+            return "malformed extension: \(error)"
+        }
+        return nil
+    }
+
+    /// DNS names in the SAN must use the preferred name syntax (letters, digits, hyphens; a leading `*.`).
+    static func checkSubjectAlternativeNameSyntax(_ certificate: Certificate) -> String? {
+        guard let names = try? certificate.extensions.subjectAlternativeNames else { return nil }
+        for case .dnsName(let name) in names {
+            var labels = name.split(separator: ".", omittingEmptySubsequences: false)
+            if labels.first == "*" { labels.removeFirst() }
+            let valid = !labels.isEmpty && labels.allSatisfy { label in
+                !label.isEmpty && label.utf8.allSatisfy { byte in
+                    (byte >= 0x61 && byte <= 0x7A) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x30 && byte <= 0x39)
+                        || byte == 0x2D
+                }
+            }
+            if !valid { return "subject alternative name \"\(name)\" is not a valid DNS name" }
+        }
+        return nil
+    }
+
+    static func checkConstraintsCriticality(_ certificate: Certificate) -> String? {
+        let extensions = certificate.extensions
+        if let constraints = extensions[oid: .X509ExtensionID.nameConstraints], !constraints.critical {
+            return "name constraints must be critical"
+        }
+        if let constraints = extensions[oid: .X509ExtensionID.policyConstraints], !constraints.critical {
+            return "policy constraints must be critical"
+        }
+        return nil
+    }
+
+    static func checkSubjectAlternativeNameCriticality(_ certificate: Certificate) -> String? {
+        guard let san = certificate.extensions[oid: .X509ExtensionID.subjectAlternativeName] else { return nil }
+        if certificate.subject.isEmpty && !san.critical {
+            return "subject alternative name must be critical when the subject is empty"
+        }
+        if !certificate.subject.isEmpty && san.critical {
+            return "subject alternative name must not be critical when the subject is non-empty"
+        }
+        return nil
+    }
+}
+
+extension ASN1ObjectIdentifier.X509ExtensionID {
+    static let policyConstraints: ASN1ObjectIdentifier = [2, 5, 29, 36]
+}

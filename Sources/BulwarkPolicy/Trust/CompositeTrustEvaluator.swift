@@ -1,0 +1,43 @@
+import Foundation
+import X509
+
+/// Trusts a chain only if every evaluator trusts it. Evaluation stops at the first refusal, which is returned.
+/// The trusted chain is the first evaluator's; the notices of all are kept. A composite of no evaluators refuses.
+public struct CompositeTrustEvaluator: ServerTrustEvaluating {
+    public let evaluators: [any ServerTrustEvaluating]
+
+    public init(_ evaluators: [any ServerTrustEvaluating]) {
+        self.evaluators = evaluators
+    }
+
+    public func evaluate(_ chain: [Certificate], forHost host: String, at time: Date) async -> TrustDecision {
+        guard !self.evaluators.isEmpty else {
+            return ChainEvaluation.refused(
+                .misconfigured(detail: "a composite evaluator needs at least one evaluator"),
+                host: host,
+                presented: chain
+            )
+        }
+        var first: TrustedChain?
+        var notices: [TrustNotice] = []
+        for evaluator in self.evaluators {
+            switch await evaluator.evaluate(chain, forHost: host, at: time) {
+            case .refused(let refusal):
+                return .refused(refusal)
+            case .trusted(let trusted):
+                if first == nil { first = trusted }
+                notices.append(contentsOf: trusted.notices)
+            }
+        }
+        var result = first!
+        result.notices = notices
+        return .trusted(result)
+    }
+}
+
+extension ServerTrustEvaluating where Self == CompositeTrustEvaluator {
+    /// All of `evaluators` must trust the chain; see ``CompositeTrustEvaluator``.
+    public static func composite(_ evaluators: [any ServerTrustEvaluating]) -> Self {
+        CompositeTrustEvaluator(evaluators)
+    }
+}

@@ -1,0 +1,42 @@
+import Foundation
+import X509
+
+/// Validates the chain to a trust anchor (RFC 5280 plus the web PKI rules browsers apply, including a
+/// `serverAuth` extended key usage) and the host name against the leaf's subject alternative names (RFC 6125,
+/// without the legacy common-name fallback).
+///
+/// This is what every host gets unless you configure something stricter.
+public struct DefaultTrustEvaluator: ServerTrustEvaluating {
+    public var roots: TrustRoots
+    public var options: ValidationOptions
+    /// Whether the host name is checked. Turning this off accepts any valid certificate for any name.
+    public var validateHost: Bool
+
+    public init(roots: TrustRoots = .system, options: ValidationOptions = .init(), validateHost: Bool = true) {
+        self.roots = roots
+        self.options = options
+        self.validateHost = validateHost
+    }
+
+    public func evaluate(_ chain: [Certificate], forHost host: String, at time: Date) async -> TrustDecision {
+        let result = await ChainEvaluation.verify(
+            chain,
+            host: host,
+            at: time,
+            roots: self.roots,
+            options: self.options,
+            validateHost: self.validateHost
+        )
+        switch result {
+        case .success(let verified): return .trusted(TrustedChain(host: host, certificates: verified))
+        case .failure(let refusal): return .refused(refusal)
+        }
+    }
+}
+
+extension ServerTrustEvaluating where Self == DefaultTrustEvaluator {
+    /// Chain and host validation against `roots`; see ``DefaultTrustEvaluator``.
+    public static func `default`(roots: TrustRoots = .system, options: ValidationOptions = .init()) -> Self {
+        DefaultTrustEvaluator(roots: roots, options: options)
+    }
+}

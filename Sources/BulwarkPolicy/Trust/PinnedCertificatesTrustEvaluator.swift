@@ -1,0 +1,93 @@
+import Foundation
+import X509
+
+/// Trusts a chain only if its verified path contains one of the pinned certificates (leaf, intermediate or root).
+///
+/// - `acceptSelfSignedCertificates`: the pinned certificates are also trust anchors, so a self-signed pinned
+///   certificate passes default validation.
+/// - `performDefaultValidation`: the path must lead to one of `roots` (plus the pinned certificates when
+///   self-signed ones are accepted). When `false`, the pinned certificates are the only anchors: the chain must
+///   still lead, signature by signature and within its validity, from the leaf to a pinned certificate, but the
+///   system roots are not consulted.
+/// - `validateHost`: the leaf must be valid for the host.
+public struct PinnedCertificatesTrustEvaluator: ServerTrustEvaluating {
+    public let certificates: [Certificate]
+    public var roots: TrustRoots
+    public var acceptSelfSignedCertificates: Bool
+    public var performDefaultValidation: Bool
+    public var validateHost: Bool
+    public var options: ValidationOptions
+    private let pins: [Pin]
+
+    public init(
+        certificates: [Certificate],
+        roots: TrustRoots = .system,
+        acceptSelfSignedCertificates: Bool = false,
+        performDefaultValidation: Bool = true,
+        validateHost: Bool = true,
+        options: ValidationOptions = .init()
+    ) {
+        self.certificates = certificates
+        self.roots = roots
+        self.acceptSelfSignedCertificates = acceptSelfSignedCertificates
+        self.performDefaultValidation = performDefaultValidation
+        self.validateHost = validateHost
+        self.options = options
+        self.pins = certificates.map(Pin.certificate(of:))
+    }
+
+    public func evaluate(_ chain: [Certificate], forHost host: String, at time: Date) async -> TrustDecision {
+        guard !self.certificates.isEmpty else {
+            return ChainEvaluation.refused(.misconfigured(detail: "no pinned certificates"), host: host, presented: chain)
+        }
+        let anchors: TrustRoots
+        if self.performDefaultValidation {
+            anchors = self.acceptSelfSignedCertificates ? self.roots.adding(self.certificates) : self.roots
+        } else {
+            anchors = .custom(self.certificates)
+        }
+        let result = await ChainEvaluation.verify(
+            chain,
+            host: host,
+            at: time,
+            roots: anchors,
+            options: self.options,
+            validateHost: self.validateHost
+        )
+        switch result {
+        case .failure(let refusal):
+            return .refused(refusal)
+        case .success(let verified):
+            if verified.contains(where: { self.pins.contains(Pin.certificate(of: $0)) }) {
+                return .trusted(TrustedChain(host: host, certificates: verified))
+            }
+            let mismatch = PinMismatch(
+                host: host,
+                verifiedChain: verified.map(CertificateSummary.init),
+                expectedPins: self.pins
+            )
+            return ChainEvaluation.refused(.certificateNotPinned(mismatch), host: host, presented: chain)
+        }
+    }
+}
+
+extension ServerTrustEvaluating where Self == PinnedCertificatesTrustEvaluator {
+    /// Certificate pinning; see ``PinnedCertificatesTrustEvaluator``.
+    public static func pinnedCertificates(
+        _ certificates: [Certificate],
+        roots: TrustRoots = .system,
+        acceptSelfSignedCertificates: Bool = false,
+        performDefaultValidation: Bool = true,
+        validateHost: Bool = true,
+        options: ValidationOptions = .init()
+    ) -> Self {
+        PinnedCertificatesTrustEvaluator(
+            certificates: certificates,
+            roots: roots,
+            acceptSelfSignedCertificates: acceptSelfSignedCertificates,
+            performDefaultValidation: performDefaultValidation,
+            validateHost: validateHost,
+            options: options
+        )
+    }
+}

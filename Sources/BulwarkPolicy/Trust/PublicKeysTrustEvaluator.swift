@@ -1,0 +1,140 @@
+import Foundation
+import X509
+
+/// Trusts a chain only if a certificate of its verified path has a public key in the ``PinSet`` (OkHttp's
+/// `CertificatePinner`, TrustKit, Alamofire's `PublicKeysTrustEvaluator`).
+///
+/// - `performDefaultValidation`: the path must lead to one of `roots`, and the pin must be on that path. When
+///   `false`, the presented certificates whose keys are pinned become the only anchors: the chain must still lead,
+///   signature by signature and within its validity, from the leaf to a pinned key.
+/// - `validateHost`: the leaf must be valid for the host.
+///
+/// Pin-set rules (TrustKit):
+/// - after the set's expiration the pins are not enforced; the chain must then pass default validation against
+///   `roots` (whatever `performDefaultValidation` says) and the decision carries a `.pinSetExpired` notice;
+/// - a report-only set never refuses for a pin mismatch: the decision is that of default validation against
+///   `roots`, with a `.reportOnlyPinViolation` notice when the pins did not match.
+public struct PublicKeysTrustEvaluator: ServerTrustEvaluating {
+    public let pinSet: PinSet
+    public var roots: TrustRoots
+    public var performDefaultValidation: Bool
+    public var validateHost: Bool
+    public var options: ValidationOptions
+
+    public init(
+        pinSet: PinSet,
+        roots: TrustRoots = .system,
+        performDefaultValidation: Bool = true,
+        validateHost: Bool = true,
+        options: ValidationOptions = .init()
+    ) {
+        self.pinSet = pinSet
+        self.roots = roots
+        self.performDefaultValidation = performDefaultValidation
+        self.validateHost = validateHost
+        self.options = options
+    }
+
+    public func evaluate(_ chain: [Certificate], forHost host: String, at time: Date) async -> TrustDecision {
+        if self.pinSet.isExpired(at: time) {
+            let expiration = TrustFailureReason.format(self.pinSet.expiration ?? time)
+            return await self.defaultDecision(chain, host: host, at: time, notice: .pinSetExpired(host: host, expiration: expiration))
+        }
+        let anchors: TrustRoots
+        if self.performDefaultValidation {
+            anchors = self.roots
+        } else {
+            let pinned = chain.filter(self.isPinned)
+            guard !pinned.isEmpty else {
+                return await self.mismatch(chain, verified: chain, host: host, at: time)
+            }
+            anchors = .custom(pinned)
+        }
+        let result = await ChainEvaluation.verify(
+            chain,
+            host: host,
+            at: time,
+            roots: anchors,
+            options: self.options,
+            validateHost: self.validateHost
+        )
+        switch result {
+        case .failure(let refusal):
+            if !self.performDefaultValidation, self.pinSet.enforcement == .reportOnly {
+                return await self.mismatch(chain, verified: chain, host: host, at: time)
+            }
+            return .refused(refusal)
+        case .success(let verified):
+            if verified.contains(where: self.isPinned) {
+                return .trusted(TrustedChain(host: host, certificates: verified))
+            }
+            return await self.mismatch(chain, verified: verified, host: host, at: time)
+        }
+    }
+
+    private func isPinned(_ certificate: Certificate) -> Bool {
+        let keyPin = Pin.publicKey(of: certificate)
+        return self.pinSet.pins.contains(keyPin)
+            || self.pinSet.pins.contains { $0.kind == .certificate && $0.matches(certificate) }
+    }
+
+    private func mismatch(
+        _ chain: [Certificate],
+        verified: [Certificate],
+        host: String,
+        at time: Date
+    ) async -> TrustDecision {
+        let mismatch = PinMismatch(
+            host: host,
+            verifiedChain: verified.map(CertificateSummary.init),
+            expectedPins: self.pinSet.pins
+        )
+        switch self.pinSet.enforcement {
+        case .enforce:
+            return ChainEvaluation.refused(.pinMismatch(mismatch), host: host, presented: chain)
+        case .reportOnly:
+            return await self.defaultDecision(chain, host: host, at: time, notice: .reportOnlyPinViolation(mismatch))
+        }
+    }
+
+    private func defaultDecision(
+        _ chain: [Certificate],
+        host: String,
+        at time: Date,
+        notice: TrustNotice
+    ) async -> TrustDecision {
+        let result = await ChainEvaluation.verify(
+            chain,
+            host: host,
+            at: time,
+            roots: self.roots,
+            options: self.options,
+            validateHost: self.validateHost
+        )
+        switch result {
+        case .success(let verified):
+            return .trusted(TrustedChain(host: host, certificates: verified, notices: [notice]))
+        case .failure(let refusal):
+            return .refused(refusal)
+        }
+    }
+}
+
+extension ServerTrustEvaluating where Self == PublicKeysTrustEvaluator {
+    /// Public-key (SPKI) pinning; see ``PublicKeysTrustEvaluator``.
+    public static func publicKeys(
+        _ pinSet: PinSet,
+        roots: TrustRoots = .system,
+        performDefaultValidation: Bool = true,
+        validateHost: Bool = true,
+        options: ValidationOptions = .init()
+    ) -> Self {
+        PublicKeysTrustEvaluator(
+            pinSet: pinSet,
+            roots: roots,
+            performDefaultValidation: performDefaultValidation,
+            validateHost: validateHost,
+            options: options
+        )
+    }
+}

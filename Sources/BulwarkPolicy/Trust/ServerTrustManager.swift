@@ -1,0 +1,64 @@
+import Foundation
+import X509
+
+/// Chooses the evaluator for each host by host pattern, and refuses hosts it has no evaluator for.
+///
+/// ```swift
+/// let manager = try ServerTrustManager(evaluators: [
+///     "api.example.com": .publicKeys(try PinSet(["sha256/…", "sha256/…"])),
+///     "**.cdn.example.com": .default(),
+/// ])
+/// ```
+///
+/// The most specific matching pattern wins (see ``HostPattern``). With `allHostsMustBeEvaluated` (the default,
+/// as in Alamofire) a host matching no pattern is refused with ``TrustFailureReason/hostNotEvaluated(host:)``;
+/// without it such hosts get `defaultEvaluator`.
+public struct ServerTrustManager: Sendable {
+    public let allHostsMustBeEvaluated: Bool
+    /// The evaluator for hosts matching no pattern when `allHostsMustBeEvaluated` is `false`.
+    public let defaultEvaluator: any ServerTrustEvaluating
+    private let matcher: HostMatcher<any ServerTrustEvaluating>
+
+    /// Creates a manager from host patterns (see ``HostPattern``) and their evaluators.
+    ///
+    /// - Throws: ``HostPatternError`` naming the first invalid pattern.
+    public init(
+        allHostsMustBeEvaluated: Bool = true,
+        evaluators: [String: any ServerTrustEvaluating],
+        defaultEvaluator: any ServerTrustEvaluating = DefaultTrustEvaluator()
+    ) throws(HostPatternError) {
+        var entries: [(HostPattern, any ServerTrustEvaluating)] = []
+        for (pattern, evaluator) in evaluators.sorted(by: { $0.key < $1.key }) {
+            entries.append((try HostPattern(pattern), evaluator))
+        }
+        self.init(allHostsMustBeEvaluated: allHostsMustBeEvaluated, patterns: entries, defaultEvaluator: defaultEvaluator)
+    }
+
+    /// Creates a manager from parsed host patterns and their evaluators; a later entry for the same pattern
+    /// replaces an earlier one.
+    public init(
+        allHostsMustBeEvaluated: Bool = true,
+        patterns: [(HostPattern, any ServerTrustEvaluating)],
+        defaultEvaluator: any ServerTrustEvaluating = DefaultTrustEvaluator()
+    ) {
+        self.allHostsMustBeEvaluated = allHostsMustBeEvaluated
+        self.defaultEvaluator = defaultEvaluator
+        self.matcher = HostMatcher(patterns)
+    }
+
+    /// The evaluator for `host`, or `nil` when the host must be refused.
+    public func evaluator(forHost host: String) -> (any ServerTrustEvaluating)? {
+        if let match = self.matcher.match(host) {
+            return match.value
+        }
+        return self.allHostsMustBeEvaluated ? nil : self.defaultEvaluator
+    }
+
+    /// Evaluates `chain` for `host` with the host's evaluator.
+    public func evaluate(_ chain: [Certificate], forHost host: String, at time: Date = Date()) async -> TrustDecision {
+        guard let evaluator = self.evaluator(forHost: host) else {
+            return ChainEvaluation.refused(.hostNotEvaluated(host: host), host: host, presented: chain)
+        }
+        return await evaluator.evaluate(chain, forHost: host, at: time)
+    }
+}

@@ -1,0 +1,123 @@
+import X509
+
+/// The outcome of a server trust evaluation: a verified chain, or the reasons it was refused.
+public enum TrustDecision: Sendable {
+    /// The chain is trusted for the host. The connection may proceed.
+    case trusted(TrustedChain)
+    /// The chain is refused. The connection must be closed before any application data is sent.
+    case refused(TrustRefusal)
+
+    /// Whether the decision lets the connection proceed.
+    public var isTrusted: Bool {
+        if case .trusted = self { return true }
+        return false
+    }
+
+    /// The refusal, if the chain was refused.
+    public var refusal: TrustRefusal? {
+        if case .refused(let refusal) = self { return refusal }
+        return nil
+    }
+
+    /// The trusted chain, if the chain was trusted.
+    public var trustedChain: TrustedChain? {
+        if case .trusted(let chain) = self { return chain }
+        return nil
+    }
+}
+
+/// A chain that passed evaluation.
+public struct TrustedChain: Sendable {
+    /// The host it was evaluated for.
+    public var host: String
+    /// The verified chain, leaf first, ending at the trust anchor. Pins were matched against this chain, never
+    /// against extra certificates the server appended.
+    public var certificates: [Certificate]
+    /// Things the caller should know although the chain was trusted (report-only violations, expired pin sets,
+    /// disabled validation). Each becomes a security event.
+    public var notices: [TrustNotice]
+
+    public init(host: String, certificates: [Certificate], notices: [TrustNotice] = []) {
+        self.host = host
+        self.certificates = certificates
+        self.notices = notices
+    }
+}
+
+/// Something noteworthy about a trusted chain.
+public enum TrustNotice: Hashable, Sendable, CustomStringConvertible {
+    /// A report-only pin set did not match; the connection was allowed.
+    case reportOnlyPinViolation(PinMismatch)
+    /// The host's pin set has expired and was not enforced.
+    case pinSetExpired(host: String, expiration: String)
+    /// Certificate validation is disabled for this host (development only).
+    case validationDisabled(host: String)
+
+    /// A bounded, value-free label.
+    public var shortDescription: String {
+        switch self {
+        case .reportOnlyPinViolation: return "report_only_pin_violation"
+        case .pinSetExpired: return "pin_set_expired"
+        case .validationDisabled: return "validation_disabled"
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .reportOnlyPinViolation(let mismatch):
+            return mismatch.message(title: "Report-only pin violation (connection allowed):")
+        case .pinSetExpired(let host, let expiration):
+            return "the pin set for \(host) expired at \(expiration) and is not enforced"
+        case .validationDisabled(let host):
+            return "WARNING: certificate validation is disabled for \(host); any server can impersonate it"
+        }
+    }
+}
+
+/// Why a server's chain was refused, with everything needed to understand the refusal.
+///
+/// Thrown by the client as the error of a refused handshake; its description is OkHttp's pin-failure message
+/// when pins failed.
+public struct TrustRefusal: Error, Sendable, CustomStringConvertible {
+    /// The host the chain was evaluated for.
+    public var host: String
+    /// Everything that failed, most important first.
+    public var reasons: [TrustFailureReason]
+    /// The chain the server presented, leaf first (it may contain certificates that are not part of any
+    /// verified path).
+    public var presentedChain: [CertificateSummary]
+
+    public init(host: String, reasons: [TrustFailureReason], presentedChain: [CertificateSummary]) {
+        self.host = host
+        self.reasons = reasons
+        self.presentedChain = presentedChain
+    }
+
+    /// A bounded label of the first reason, for metrics.
+    public var shortDescription: String {
+        self.reasons.first?.shortDescription ?? "refused"
+    }
+
+    public var description: String {
+        var lines = ["server trust refused for \(self.host):"]
+        for reason in self.reasons {
+            lines.append(contentsOf: String(describing: reason).split(separator: "\n").map { "  " + $0 })
+        }
+        if !self.presentedChain.isEmpty, !self.reasons.contains(where: \.showsChain) {
+            lines.append("  Presented chain:")
+            for entry in self.presentedChain {
+                lines.append("    \(entry.pinLine)")
+            }
+        }
+        return lines.joined(separator: "\n")
+    }
+}
+
+extension TrustFailureReason {
+    fileprivate var showsChain: Bool {
+        switch self {
+        case .pinMismatch, .certificateNotPinned: return true
+        default: return false
+        }
+    }
+}

@@ -1,0 +1,51 @@
+import X509
+
+/// The certificates a chain must lead to: the operating system's bundle, your own, or both.
+public struct TrustRoots: Sendable, Hashable {
+    private enum Storage: Hashable, Sendable {
+        case system
+        case custom([Certificate])
+        case systemAnd([Certificate])
+    }
+
+    private let storage: Storage
+
+    /// The system trust store (on Linux, the distribution's CA bundle).
+    public static let system = TrustRoots(storage: .system)
+
+    /// Only the given certificates are trust anchors (a private CA, a test CA).
+    public static func custom(_ certificates: [Certificate]) -> TrustRoots {
+        TrustRoots(storage: .custom(certificates))
+    }
+
+    /// The system trust store plus the given certificates.
+    public static func systemAnd(_ certificates: [Certificate]) -> TrustRoots {
+        TrustRoots(storage: .systemAnd(certificates))
+    }
+
+    var certificateStore: CertificateStore {
+        switch self.storage {
+        case .system: return CertificateStore.systemTrustRoots
+        case .custom(let certificates): return CertificateStore(certificates)
+        case .systemAnd(let certificates): return CertificateStore.systemTrustRoots.appending(contentsOf: certificates)
+        }
+    }
+
+    /// The certificates given explicitly (not those of the system store).
+    var explicitCertificates: [Certificate] {
+        switch self.storage {
+        case .system: return []
+        case .custom(let certificates), .systemAnd(let certificates): return certificates
+        }
+    }
+
+    /// The same roots with `certificates` added as further anchors.
+    func adding(_ certificates: [Certificate]) -> TrustRoots {
+        guard !certificates.isEmpty else { return self }
+        switch self.storage {
+        case .system: return .systemAnd(certificates)
+        case .custom(let existing): return .custom(existing + certificates)
+        case .systemAnd(let existing): return .systemAnd(existing + certificates)
+        }
+    }
+}

@@ -1,0 +1,27 @@
+import Crypto
+import X509
+import _CryptoExtras
+
+/// The key types the certificate factory can generate.
+public enum TestKeyAlgorithm: Sendable, Hashable, CaseIterable, CustomStringConvertible {
+    case p256
+    case p384
+    case rsa2048
+
+    /// A fresh private key of this type.
+    public func makePrivateKey() throws -> Certificate.PrivateKey {
+        switch self {
+        case .p256: return Certificate.PrivateKey(P256.Signing.PrivateKey())
+        case .p384: return Certificate.PrivateKey(P384.Signing.PrivateKey())
+        case .rsa2048: return Certificate.PrivateKey(try _RSA.Signing.PrivateKey(keySize: .bits2048))
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .p256: return "P-256"
+        case .p384: return "P-384"
+        case .rsa2048: return "RSA-2048"
+        }
+    }
+}

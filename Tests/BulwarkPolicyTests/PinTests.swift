@@ -1,0 +1,115 @@
+import BulwarkTestSupport
+import Foundation
+import Testing
+import X509
+
+@testable import BulwarkPolicy
+
+@Suite("Pins and pin sets")
+struct PinTests {
+    static let digest = Data((0..<32).map { UInt8($0) })
+    static let text = "sha256/" + digest.base64EncodedString()
+
+    @Test func publicKeyPinRoundTrips() throws {
+        let pin = try Pin(Self.text)
+        #expect(pin.kind == .publicKey)
+        #expect(pin.digest == Array(Self.digest))
+        #expect(pin.description == Self.text)
+        #expect(try Pin(pin.description) == pin)
+    }
+
+    @Test func certificatePinParsesFromOpenSSLFingerprintAndRoundTrips() throws {
+        let hex = Self.digest.map { String(format: "%02X", $0) }.joined(separator: ":")
+        let pin = try Pin(hex)
+        #expect(pin.kind == .certificate)
+        #expect(pin.fingerprint == hex)
+        #expect(try Pin(pin.description) == pin)
+        #expect(try Pin(hex.replacingOccurrences(of: ":", with: "").lowercased()) == pin)
+    }
+
+    @Test(arguments: [
+        ("sha256/AAAA", PinError.Code.wrongLength),
+        ("sha256/" + Data(count: 33).base64EncodedString(), .wrongLength),
+        ("sha256/not base64!!", .invalidBase64),
+        ("sha1/" + Data(count: 20).base64EncodedString(), .unknownFormat),
+        ("md5/abc", .unknownFormat),
+        ("", .unknownFormat),
+        (String(repeating: "Z", count: 64), .unknownFormat),
+        (String(repeating: "A", count: 66), .wrongLength),
+    ])
+    func badPinsAreTypedErrorsNamingTheInput(input: String, code: PinError.Code) {
+        do {
+            _ = try Pin(input)
+            Issue.record("\(input) parsed")
+        } catch {
+            #expect(error.code == code, "\(input): \(error)")
+            #expect(error.description.contains("\"\(input)\""))
+        }
+    }
+
+    @Test func enforcingPinSetNeedsTwoPinsUnlessOptedOut() throws {
+        #expect(throws: PinError.self) { try PinSet([Self.text]) }
+        do {
+            _ = try PinSet([Self.text, Self.text])
+            Issue.record("duplicate pins counted twice")
+        } catch {
+            #expect(error.code == .tooFewPins)
+        }
+        #expect(try PinSet([Self.text], allowSinglePin: true).pins.count == 1)
+        #expect(try PinSet([Self.text], enforcement: .reportOnly).pins.count == 1)
+        do {
+            _ = try PinSet([String](), enforcement: .reportOnly)
+            Issue.record("empty pin set accepted")
+        } catch {
+            #expect(error.code == .emptyPinSet)
+        }
+    }
+
+    @Test func pinSetExpiry() throws {
+        let now = Date()
+        let set = try PinSet([Self.text], expiration: now, allowSinglePin: true)
+        #expect(!set.isExpired(at: now - 1))
+        #expect(set.isExpired(at: now))
+        #expect(!(try PinSet([Self.text], allowSinglePin: true).isExpired(at: .distantFuture)))
+    }
+
+    @Test(arguments: TestKeyAlgorithm.allCases)
+    func pinsEqualOpenSSLs(key: TestKeyAlgorithm) throws {
+        let leaf = try CertificateFactory.issueLeaf(from: nil, key: key)
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("bulwark-pin-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appendingPathComponent("cert.pem").path
+        try leaf.certificatePEM.write(toFile: file, atomically: true, encoding: .utf8)
+
+        let spki = try Shell.run(
+            "openssl x509 -in '\(file)' -pubkey -noout | openssl pkey -pubin -outform der "
+                + "| openssl dgst -sha256 -binary | base64"
+        )
+        #expect(Pin.publicKey(of: leaf.certificate).description == "sha256/" + spki)
+        let fingerprint = try Shell.run("openssl x509 -in '\(file)' -noout -fingerprint -sha256")
+        #expect(fingerprint.hasSuffix("=" + Pin.certificate(of: leaf.certificate).fingerprint), "\(fingerprint)")
+    }
+}
+
+/// Runs a shell pipeline and returns its trimmed standard output; fails on a non-zero exit.
+enum Shell {
+    struct Failure: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    static func run(_ command: String) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/bash")
+        process.arguments = ["-c", "set -o pipefail; " + command]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw Failure(description: "`\(command)` exited with \(process.terminationStatus)")
+        }
+        return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+}
