@@ -6,6 +6,8 @@ import X509
 /// ``DefaultTrustEvaluator`` with the case's trust anchors as custom roots, evaluating the peer certificate and
 /// untrusted intermediates (as a server would present them) for the expected peer name at the validation time.
 ///
+/// The evaluator runs with `enforcesRootProfile` on: the suite's anchors stand for publicly-trusted roots.
+///
 /// Cases for what the engine does not model are skipped with the reason: client certificates (Bulwark validates
 /// servers), CRLs (revocation is not checked from CRLs), checks that need the public suffix list, and the
 /// consistency of the subject's common name with the SAN (Bulwark never reads the common name).
@@ -77,6 +79,8 @@ public enum LimboRunner {
         }
         var options = ValidationOptions()
         options.maximumIntermediates = testCase.maxChainDepth
+        // The suite's anchors stand for publicly-trusted roots, which the CA/Browser Forum root profile governs.
+        options.enforcesRootProfile = true
         let evaluator = DefaultTrustEvaluator(
             roots: .custom(anchors),
             options: options,

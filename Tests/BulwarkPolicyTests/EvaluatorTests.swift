@@ -116,6 +116,23 @@ struct DefaultEvaluatorTests {
         #expect(decision.reasons.map(\.shortDescription) == ["hostname_mismatch", "untrusted_chain"])
     }
 
+    @Test func rootExtendedKeyUsage() async throws {
+        func decision(rootUsages: [ExtendedKeyUsage.Usage], strict: Bool) async throws -> TrustDecision {
+            let root = try CertificateFactory.makeRoot(extendedKeyUsage: rootUsages)
+            let leaf = try CertificateFactory.issueLeaf(from: root, commonName: Chains.host, dnsNames: [Chains.host])
+            var options = ValidationOptions()
+            options.enforcesRootProfile = strict
+            return await DefaultTrustEvaluator(roots: .custom([root.certificate]), options: options)
+                .evaluate([leaf.certificate], forHost: Chains.host, at: now)
+        }
+        // An interception or private CA marked serverAuth (mitmproxy's) is usable when you configure it…
+        #expect(try await decision(rootUsages: [.serverAuth], strict: false).isTrusted)
+        // …but not under the CA/Browser Forum root profile, and never when its usage excludes serverAuth.
+        #expect(try await decision(rootUsages: [.serverAuth], strict: true).reasons.first?.shortDescription == "untrusted_chain")
+        #expect(try await decision(rootUsages: [.clientAuth], strict: false).reasons.first?.shortDescription == "untrusted_chain")
+        #expect(try await decision(rootUsages: [], strict: true).isTrusted)
+    }
+
     @Test func validationTimeIsTheCallersTime() async {
         let chain = Chains[.valid]
         let future = now + 365 * 86_400
@@ -292,6 +309,16 @@ struct PinnedCertificatesTests {
         )
         #expect(await noDefault.evaluate(selfSigned.presentedChain, forHost: Chains.host, at: now).isTrusted)
         #expect(!(await noDefault.evaluate(selfSigned.presentedChain, forHost: "other.test", at: now).isTrusted))
+    }
+
+    @Test func expiredPinnedSelfSignedLeafIsRefusedAsExpiredOnly() async throws {
+        let stale = try CertificateFactory.issueLeaf(from: nil, commonName: Chains.host, dnsNames: [Chains.host], validity: .expired)
+        let decision = await PinnedCertificatesTrustEvaluator(
+            certificates: [stale.certificate],
+            roots: .custom([]),
+            acceptSelfSignedCertificates: true
+        ).evaluate([stale.certificate], forHost: Chains.host, at: now)
+        #expect(decision.reasons.map(\.shortDescription) == ["expired"])
     }
 
     @Test func emptyPinListIsMisconfigured() async {

@@ -28,7 +28,8 @@ struct ChainVerifier: Sendable {
             RFC5280Policy(fixedExpiryValidationTime: time)
             WebPKIPolicy(
                 requireServerAuth: self.options.requireServerAuthExtendedKeyUsage,
-                maximumIntermediates: self.options.maximumIntermediates
+                maximumIntermediates: self.options.maximumIntermediates,
+                enforcesRootProfile: self.options.enforcesRootProfile
             )
         }
         let result = await verifier.validate(leaf: leaf, intermediates: CertificateStore(presented.dropFirst()))

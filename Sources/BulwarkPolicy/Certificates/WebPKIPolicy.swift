@@ -26,6 +26,8 @@ struct WebPKIPolicy: VerifierPolicy {
     var requireServerAuth: Bool = true
     /// The most intermediates (not counting self-issued ones) a path may hold; `nil` for no limit.
     var maximumIntermediates: Int?
+    /// Refuse any extended key usage in the anchor (CA/Browser Forum root profile); see `ValidationOptions`.
+    var enforcesRootProfile: Bool = false
 
     func chainMeetsPolicyRequirements(chain: UnverifiedCertificateChain) -> PolicyEvaluationResult {
         let certificates = Array(chain)
@@ -47,7 +49,7 @@ struct WebPKIPolicy: VerifierPolicy {
             if index == 0 {
                 failure = self.checkLeaf(certificate)
             } else if isAnchor {
-                failure = Self.checkAnchor(certificate)
+                failure = Self.checkAnchor(certificate, enforcesRootProfile: self.enforcesRootProfile)
             } else {
                 failure = Self.checkIntermediate(certificate)
             }
@@ -126,7 +128,7 @@ struct WebPKIPolicy: VerifierPolicy {
         return Self.checkConstraintsCriticality(certificate) ?? Self.checkSubjectAlternativeNameCriticality(certificate)
     }
 
-    static func checkAnchor(_ certificate: Certificate) -> String? {
+    static func checkAnchor(_ certificate: Certificate, enforcesRootProfile: Bool) -> String? {
         let extensions = certificate.extensions
         if certificate.subject.isEmpty { return "a CA certificate must have a non-empty subject" }
         if (try? extensions.subjectKeyIdentifier) == nil { return "missing subject key identifier" }
@@ -151,7 +153,12 @@ struct WebPKIPolicy: VerifierPolicy {
             }
         }
         if extensions[oid: .X509ExtensionID.extendedKeyUsage] != nil {
-            return "a root CA must not carry an extended key usage (CA/Browser Forum 7.1.2.1)"
+            guard let eku = try? extensions.extendedKeyUsage, eku.contains(.serverAuth) || eku.contains(.any) else {
+                return "the root's extended key usage does not allow serverAuth"
+            }
+            if enforcesRootProfile {
+                return "a root CA must not carry an extended key usage (CA/Browser Forum 7.1.2.1)"
+            }
         }
         return Self.checkConstraintsCriticality(certificate)
     }

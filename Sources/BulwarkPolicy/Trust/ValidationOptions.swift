@@ -9,6 +9,13 @@ public struct ValidationOptions: Sendable, Hashable {
     /// Require the leaf's extended key usage to include `serverAuth`, as browsers do. On by default.
     public var requireServerAuthExtendedKeyUsage: Bool = true
 
+    /// Hold trust anchors to the CA/Browser Forum's profile for root certificates (7.1.2.1), which forbids an
+    /// extended key usage in a root. Off by default: an anchor whose extended key usage *excludes* `serverAuth`
+    /// is always refused, but one that includes it widens nothing, and private or interception CAs you configure
+    /// yourself (mitmproxy's marks its root `serverAuth`) legitimately carry one. The x509-limbo harness turns it
+    /// on, since its anchors stand for publicly-trusted roots.
+    public var enforcesRootProfile: Bool = false
+
     /// The secure defaults.
     public init() {}
 }

@@ -27,11 +27,13 @@ public enum CertificateFactory {
         }
     }
 
-    /// A self-signed CA certificate.
+    /// A self-signed CA certificate. `extendedKeyUsage` adds that extension, which publicly-trusted roots must
+    /// not carry but some private and interception CAs (mitmproxy's) do.
     public static func makeRoot(
         commonName: String = "Bulwark Test Root CA",
         key: TestKeyAlgorithm = .p256,
         validity: Validity = .current,
+        extendedKeyUsage: [ExtendedKeyUsage.Usage] = [],
         now: Date = Date()
     ) throws -> TestIdentity {
         let privateKey = try key.makePrivateKey()
@@ -42,6 +44,9 @@ public enum CertificateFactory {
             Critical(BasicConstraints.isCertificateAuthority(maxPathLength: nil))
             Critical(KeyUsage(keyCertSign: true, cRLSign: true))
             skid
+            if !extendedKeyUsage.isEmpty {
+                try ExtendedKeyUsage(extendedKeyUsage)
+            }
         }
         let certificate = try Certificate(
             version: .v3,

@@ -1,0 +1,78 @@
+import BulwarkPolicy
+import NIOCore
+
+extension BulwarkClient {
+    /// Everything a client does is decided here. Start from ``init(trust:)``, which is secure, then change fields.
+    public struct Configuration: Sendable {
+        /// Which chains are trusted for which hosts. Hosts without an evaluator are refused by default.
+        public var trust: ServerTrustManager
+        public var tls: TLSOptions = TLSOptions()
+        public var timeouts: Timeouts = Timeouts()
+        public var pool: PoolOptions = PoolOptions()
+        /// Response decompression (gzip, deflate). On by default with a ratio limit against decompression bombs;
+        /// `nil` turns it off (no `accept-encoding` is added).
+        public var decompression: Decompression? = Decompression()
+        /// Allow plain `http://` requests.
+        ///
+        /// > Warning: Plain HTTP is readable and changeable by anyone on the path. Off by default.
+        public var allowsPlainHTTP: Bool = false
+        /// Connect to another address for a host and port, like curl's `--resolve HOST:PORT:ADDR`: the TLS name
+        /// (SNI) and the trust evaluation still use the URL's host. Keys are `"host:port"`.
+        public var resolveOverrides: [String: String] = [:]
+
+        /// The secure defaults: TLS 1.2 or newer, HTTP/2 preferred, decompression with a 100× ratio limit.
+        public init(trust: ServerTrustManager) {
+            self.trust = trust
+        }
+    }
+
+    /// TLS settings. Certificate verification is always Bulwark's trust manager; it cannot be turned off here.
+    public struct TLSOptions: Sendable, Hashable {
+        /// The lowest TLS version offered.
+        public enum Version: Sendable, Hashable {
+            case tls12
+            case tls13
+        }
+
+        /// TLS 1.2 by default; `.tls13` refuses servers that cannot speak TLS 1.3.
+        public var minimumVersion: Version = .tls12
+        /// An OpenSSL cipher list for TLS 1.2 (TLS 1.3 suites are fixed); `nil` for BoringSSL's defaults.
+        public var cipherSuites: String? = nil
+        /// ALPN protocols, most preferred first.
+        public var applicationProtocols: [String] = ["h2", "http/1.1"]
+
+        public init() {}
+    }
+
+    /// Time limits. Each failure is a ``BulwarkError`` naming the limit that was hit.
+    public struct Timeouts: Sendable, Hashable {
+        /// TCP connection establishment.
+        public var connect: TimeAmount = .seconds(10)
+        /// The TLS handshake, trust evaluation included.
+        public var tlsHandshake: TimeAmount = .seconds(10)
+        /// The longest silence from the server while a response is awaited or streamed.
+        public var idleRead: TimeAmount = .seconds(30)
+
+        public init() {}
+    }
+
+    /// Connection reuse.
+    public struct PoolOptions: Sendable, Hashable {
+        /// HTTP/1.1 connections open at once to one origin; further requests wait.
+        public var maximumConnectionsPerHost: Int = 8
+        /// How long an unused connection stays open.
+        public var idleTimeout: TimeAmount = .seconds(60)
+
+        public init() {}
+    }
+
+    /// Response decompression limits.
+    public struct Decompression: Sendable, Hashable {
+        /// The largest accepted ratio of decompressed to compressed bytes.
+        public var maximumRatio: Int = 100
+
+        public init(maximumRatio: Int = 100) {
+            self.maximumRatio = maximumRatio
+        }
+    }
+}

@@ -1,0 +1,191 @@
+import BulwarkPolicy
+import Foundation
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+
+/// An HTTPS client whose every handshake is judged by a ``ServerTrustManager``.
+///
+/// ```swift
+/// let client = try BulwarkClient(configuration: .init(trust: try ServerTrustManager(evaluators: [
+///     "api.example.com": .publicKeys(try PinSet(["sha256/…", "sha256/…"])),
+/// ])))
+/// let response = try await client.execute(try BulwarkRequest(url: "https://api.example.com/v1/me"))
+/// let body = try await response.body.collect(upTo: 1 << 20)
+/// try await client.shutdown()
+/// ```
+///
+/// Share one client across an application: it pools connections (HTTP/1.1 keep-alive and HTTP/2 streams) per
+/// origin. Requests to hosts the trust manager does not list fail during the handshake, before any request byte
+/// is sent.
+///
+/// Threading: every method may be called from any task. Responses stream on the client's event loops; a response
+/// body that is not read holds its connection until it is read or dropped.
+public final class BulwarkClient: Sendable {
+    public let configuration: Configuration
+    private let connector: Connector
+    private let pool: ConnectionPool
+
+    /// Creates a client on `eventLoopGroup` (NIO's shared singleton group by default).
+    ///
+    /// - Throws: ``BulwarkError`` when the TLS options are invalid (an unknown cipher list).
+    public init(
+        configuration: Configuration,
+        eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
+    ) throws {
+        self.configuration = configuration
+        do {
+            self.connector = try Connector(configuration: configuration, eventLoopGroup: eventLoopGroup)
+        } catch {
+            throw BulwarkError(.tlsHandshakeFailed, host: nil, detail: "invalid TLS options: \(error)")
+        }
+        self.pool = ConnectionPool(options: configuration.pool)
+    }
+
+    /// Sends a request and returns the response as soon as its head arrives.
+    ///
+    /// - Parameter deadline: when the whole exchange, body included, must be over.
+    /// - Throws: ``BulwarkError``; cancelling the task cancels the request.
+    public func execute(_ request: BulwarkRequest, deadline: NIODeadline? = nil) async throws -> BulwarkResponse {
+        let target = try RequestTarget(request.url)
+        if !target.isTLS && !self.configuration.allowsPlainHTTP {
+            throw BulwarkError(
+                .plainHTTPNotAllowed,
+                host: target.host,
+                detail: "plain http:// is refused; set allowsPlainHTTP to opt in"
+            )
+        }
+        let key = ConnectionPool.Key(scheme: target.scheme, host: target.host, port: target.port)
+        var lease = try await self.pool.lease(key) { try await self.connector.connect(to: target) }
+        do {
+            return try await self.send(request, target: target, on: lease, key: key, deadline: deadline)
+        } catch let error as BulwarkError where error.code == .remoteConnectionClosed && lease.isReused
+            && (request.body?.isReplayable ?? true)
+        {
+            // The server closed an idle keep-alive connection as the request went out: one fresh attempt.
+            lease = try await self.pool.lease(key) { try await self.connector.connect(to: target) }
+            return try await self.send(request, target: target, on: lease, key: key, deadline: deadline)
+        }
+    }
+
+    /// Sends a request with a time limit for the whole exchange.
+    public func execute(_ request: BulwarkRequest, timeout: TimeAmount) async throws -> BulwarkResponse {
+        try await self.execute(request, deadline: .now() + timeout)
+    }
+
+    /// Closes pooled connections; later requests fail with ``BulwarkError/Code/clientShutdown``.
+    public func shutdown() async throws {
+        await self.pool.shutdown()
+    }
+
+    /// The number of connections the pool holds open (idle or in use).
+    public var openConnectionCount: Int { self.pool.openConnectionCount }
+
+    private func send(
+        _ request: BulwarkRequest,
+        target: RequestTarget,
+        on lease: ConnectionPool.Lease,
+        key: ConnectionPool.Key,
+        deadline: NIODeadline?
+    ) async throws -> BulwarkResponse {
+        let channel: any Channel
+        let handler: NIOLoopBound<HTTPExchangeHandler>
+        let onComplete: @Sendable (Bool) -> Void
+        let version: String
+        switch lease.connection {
+        case .http1(let connection):
+            channel = connection.channel
+            handler = connection.handler
+            version = "http/1.1"
+            onComplete = { reusable in self.pool.release(connection, key: key, reusable: reusable) }
+        case .http2(let connection):
+            (channel, handler) = try await connection.openStream()
+            version = "h2"
+            onComplete = { _ in channel.close(promise: nil) }
+        }
+        let head = self.makeHead(request, target: target)
+        let promise = channel.eventLoop.makePromise(of: (HTTPResponseHead, ResponseBodyProducer).self)
+        let bodyBuffer: ByteBuffer?
+        let streamProducer: (@Sendable (BulwarkRequest.BodyWriter) async throws -> Void)?
+        switch request.body?.storage {
+        case .none: (bodyBuffer, streamProducer) = (nil, nil)
+        case .bytes(let buffer): (bodyBuffer, streamProducer) = (buffer, nil)
+        case .stream(_, let producer): (bodyBuffer, streamProducer) = (nil, producer)
+        }
+        let host = target.host
+        let exchangeDeadline = deadline
+        channel.eventLoop.execute {
+            let exchange = Exchange(
+                host: host,
+                headPromise: promise,
+                requestKeepAlive: head.isKeepAlive,
+                onComplete: onComplete
+            )
+            handler.value.start(
+                exchange,
+                head: head,
+                body: bodyBuffer,
+                endsRequest: streamProducer == nil,
+                deadline: exchangeDeadline
+            )
+        }
+        return try await withTaskCancellationHandler {
+            if let streamProducer {
+                try await self.stream(streamProducer, through: handler, host: host)
+            }
+            let (responseHead, producer) = try await promise.futureResult.get()
+            return BulwarkResponse(
+                url: request.url,
+                status: responseHead.status,
+                headers: responseHead.headers,
+                httpVersion: version,
+                serverTrust: target.isTLS ? lease.connection.trust : nil,
+                body: BulwarkResponse.Body(producer: producer, host: host)
+            )
+        } onCancel: {
+            handler.eventLoop.execute { handler.value.fail(BulwarkError(.cancelled, host: host)) }
+        }
+    }
+
+    private func stream(
+        _ producer: @Sendable (BulwarkRequest.BodyWriter) async throws -> Void,
+        through handler: NIOLoopBound<HTTPExchangeHandler>,
+        host: String
+    ) async throws {
+        let writer = BulwarkRequest.BodyWriter { buffer in
+            let promise = handler.eventLoop.makePromise(of: Void.self)
+            handler.eventLoop.execute { handler.value.writeBodyChunk(buffer, promise: promise) }
+            try await promise.futureResult.get()
+        }
+        do {
+            try await producer(writer)
+        } catch {
+            let failure = BulwarkError(.requestBodyFailed, host: host, detail: String(describing: error))
+            handler.eventLoop.execute { handler.value.fail(failure) }
+            throw failure
+        }
+        let promise = handler.eventLoop.makePromise(of: Void.self)
+        handler.eventLoop.execute { handler.value.endBody(promise: promise) }
+        try await promise.futureResult.get()
+    }
+
+    private func makeHead(_ request: BulwarkRequest, target: RequestTarget) -> HTTPRequestHead {
+        var headers = request.headers
+        if !headers.contains(name: "host") {
+            headers.add(name: "host", value: target.hostHeader)
+        }
+        if self.configuration.decompression != nil, !headers.contains(name: "accept-encoding") {
+            headers.add(name: "accept-encoding", value: "gzip, deflate")
+        }
+        if let body = request.body, !headers.contains(name: "content-length"),
+            !headers.contains(name: "transfer-encoding")
+        {
+            if let length = body.knownLength {
+                headers.add(name: "content-length", value: String(length))
+            } else {
+                headers.add(name: "transfer-encoding", value: "chunked")
+            }
+        }
+        return HTTPRequestHead(version: .http1_1, method: request.method, uri: target.pathAndQuery, headers: headers)
+    }
+}

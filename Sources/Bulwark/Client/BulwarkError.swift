@@ -1,0 +1,77 @@
+import BulwarkPolicy
+
+/// Why a request failed.
+///
+/// Compare ``code`` with the static members of ``Code``. The description names the host and what went wrong; it
+/// never contains a query string, userinfo or header value, so it is safe to log.
+public struct BulwarkError: Error, Sendable, CustomStringConvertible {
+    /// The kind of failure. `description` is a bounded label fit for metrics.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        private let name: String
+        private init(_ name: String) { self.name = name }
+
+        /// The URL could not be parsed or uses something Bulwark does not send (userinfo, an unknown scheme).
+        public static let invalidURL = Code("invalid_url")
+        /// A plain `http://` request while the configuration does not allow plain HTTP.
+        public static let plainHTTPNotAllowed = Code("plain_http_not_allowed")
+        /// The server's certificate chain was refused by the trust policy; see ``BulwarkError/trustRefusal``.
+        public static let trustRefused = Code("trust_refused")
+        /// The TLS handshake failed for a reason other than trust (protocol version, cipher, garbage bytes).
+        public static let tlsHandshakeFailed = Code("tls_handshake_failed")
+        /// The TCP connection could not be established.
+        public static let connectFailed = Code("connect_failed")
+        /// The TCP connection was not established within the connect timeout.
+        public static let connectTimeout = Code("connect_timeout")
+        /// The TLS handshake did not finish within its timeout.
+        public static let tlsHandshakeTimeout = Code("tls_handshake_timeout")
+        /// The server sent nothing for longer than the idle read timeout.
+        public static let readTimeout = Code("read_timeout")
+        /// The request's deadline passed.
+        public static let deadlineExceeded = Code("deadline_exceeded")
+        /// The task running the request was cancelled.
+        public static let cancelled = Code("cancelled")
+        /// The server closed the connection before the response was complete.
+        public static let remoteConnectionClosed = Code("remote_connection_closed")
+        /// The response body is larger than the caller's limit.
+        public static let bodyTooLarge = Code("body_too_large")
+        /// The compressed response inflates beyond the configured ratio (a decompression bomb).
+        public static let decompressionLimitExceeded = Code("decompression_limit_exceeded")
+        /// The server's response could not be parsed.
+        public static let invalidResponse = Code("invalid_response")
+        /// The request body could not be sent.
+        public static let requestBodyFailed = Code("request_body_failed")
+        /// The client was shut down.
+        public static let clientShutdown = Code("client_shutdown")
+
+        public var description: String { self.name }
+    }
+
+    public let code: Code
+    /// The host the request was for, when known.
+    public let host: String?
+    /// The trust refusal, for ``Code/trustRefused``.
+    public let trustRefusal: TrustRefusal?
+    private let detail: String?
+
+    init(_ code: Code, host: String?, detail: String? = nil, trustRefusal: TrustRefusal? = nil) {
+        self.code = code
+        self.host = host
+        self.detail = detail
+        self.trustRefusal = trustRefusal
+    }
+
+    static func trustRefused(_ refusal: TrustRefusal) -> BulwarkError {
+        BulwarkError(.trustRefused, host: refusal.host, trustRefusal: refusal)
+    }
+
+    /// A bounded, value-free label (`trust_refused`, `read_timeout`, …) for metrics.
+    public var shortDescription: String { self.code.description }
+
+    public var description: String {
+        var text = "\(self.code)"
+        if let host { text += " (\(host))" }
+        if let trustRefusal { return text + ": " + String(describing: trustRefusal) }
+        if let detail { text += ": \(detail)" }
+        return text
+    }
+}

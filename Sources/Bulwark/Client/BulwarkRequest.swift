@@ -1,0 +1,136 @@
+import BulwarkPolicy
+import Foundation
+import NIOCore
+import NIOHTTP1
+
+/// An HTTP request: a URL, a method, headers and an optional body.
+public struct BulwarkRequest: Sendable {
+    /// The request body: bytes in memory, or a producer that writes chunks as they become available.
+    public struct Body: Sendable {
+        enum Storage: Sendable {
+            case bytes(ByteBuffer)
+            case stream(length: Int?, @Sendable (BodyWriter) async throws -> Void)
+        }
+
+        let storage: Storage
+
+        /// A body held in memory. It can be sent again, so 307/308 redirects may replay it.
+        public static func bytes(_ buffer: ByteBuffer) -> Body { Body(storage: .bytes(buffer)) }
+        /// A body held in memory.
+        public static func bytes(_ bytes: some Sequence<UInt8>) -> Body { Body(storage: .bytes(ByteBuffer(bytes: bytes))) }
+        /// A UTF-8 string body.
+        public static func string(_ string: String) -> Body { Body(storage: .bytes(ByteBuffer(string: string))) }
+        /// A streamed body. `length` sets `content-length`; without it the body is sent chunked. A streamed body is
+        /// consumed by sending it, so it is never replayed on a redirect.
+        public static func stream(
+            length: Int? = nil,
+            _ producer: @escaping @Sendable (BodyWriter) async throws -> Void
+        ) -> Body {
+            Body(storage: .stream(length: length, producer))
+        }
+
+        var knownLength: Int? {
+            switch self.storage {
+            case .bytes(let buffer): return buffer.readableBytes
+            case .stream(let length, _): return length
+            }
+        }
+
+        /// Whether the body can be sent a second time.
+        public var isReplayable: Bool {
+            if case .bytes = self.storage { return true }
+            return false
+        }
+    }
+
+    /// Writes chunks of a streamed request body.
+    public struct BodyWriter: Sendable {
+        let writeChunk: @Sendable (ByteBuffer) async throws -> Void
+
+        /// Sends one chunk; suspends while the connection cannot take more.
+        public func write(_ buffer: ByteBuffer) async throws { try await self.writeChunk(buffer) }
+    }
+
+    public var url: URL
+    public var method: HTTPMethod
+    public var headers: HTTPHeaders
+    public var body: Body?
+
+    /// Creates a request. The URL is checked when the request is executed.
+    public init(url: URL, method: HTTPMethod = .GET, headers: HTTPHeaders = [:], body: Body? = nil) {
+        self.url = url
+        self.method = method
+        self.headers = headers
+        self.body = body
+    }
+
+    /// Creates a request from URL text.
+    ///
+    /// - Throws: ``BulwarkError`` with ``BulwarkError/Code/invalidURL`` when the text is not a URL.
+    public init(url: String, method: HTTPMethod = .GET, headers: HTTPHeaders = [:], body: Body? = nil) throws {
+        guard let parsed = URL(string: url) else {
+            throw BulwarkError(.invalidURL, host: nil, detail: "\"\(RequestTarget.redacted(url))\" is not a URL")
+        }
+        self.init(url: parsed, method: method, headers: headers, body: body)
+    }
+}
+
+/// Where a request goes: the checked scheme, host and port of its URL.
+struct RequestTarget: Hashable, Sendable {
+    var scheme: String
+    /// Canonical host (lower-case, punycode, IPv6 without brackets).
+    var host: String
+    var port: Int
+    /// Path and query, as sent in the request line.
+    var pathAndQuery: String
+
+    var isTLS: Bool { self.scheme == "https" }
+
+    /// The `Host` header value.
+    var hostHeader: String {
+        let literal = self.host.contains(":") ? "[\(self.host)]" : self.host
+        let defaultPort = self.isTLS ? 443 : 80
+        return self.port == defaultPort ? literal : "\(literal):\(self.port)"
+    }
+
+    init(_ url: URL) throws(BulwarkError) {
+        guard let scheme = url.scheme?.lowercased(), scheme == "https" || scheme == "http" else {
+            throw BulwarkError(.invalidURL, host: url.host, detail: "only https and http URLs are supported")
+        }
+        guard url.user == nil, url.password == nil else {
+            throw BulwarkError(
+                .invalidURL,
+                host: url.host,
+                detail: "the URL carries userinfo; credentials are never sent from a URL"
+            )
+        }
+        guard let rawHost = url.host(percentEncoded: true), !rawHost.isEmpty else {
+            throw BulwarkError(.invalidURL, host: nil, detail: "the URL has no host")
+        }
+        do {
+            self.host = try HostName.canonicalize(rawHost)
+        } catch {
+            throw BulwarkError(.invalidURL, host: rawHost, detail: String(describing: error))
+        }
+        self.scheme = scheme
+        let port = url.port ?? (scheme == "https" ? 443 : 80)
+        guard (1...65535).contains(port) else {
+            throw BulwarkError(.invalidURL, host: self.host, detail: "port \(port) is out of range")
+        }
+        self.port = port
+        var path = url.path(percentEncoded: true)
+        if path.isEmpty { path = "/" }
+        if let query = url.query(percentEncoded: true) { path += "?" + query }
+        self.pathAndQuery = path
+    }
+
+    /// The URL text without userinfo, query or fragment, for error messages.
+    static func redacted(_ text: String) -> String {
+        var result = text
+        if let cut = result.firstIndex(where: { $0 == "?" || $0 == "#" }) { result = String(result[..<cut]) }
+        if let schemeEnd = result.range(of: "://"), let at = result[schemeEnd.upperBound...].firstIndex(of: "@") {
+            result = String(result[..<schemeEnd.upperBound]) + "…@" + result[result.index(after: at)...]
+        }
+        return String(result.prefix(200))
+    }
+}

@@ -1,0 +1,63 @@
+import Foundation
+import NIOCore
+import NIOHTTP1
+
+/// A response: status and headers at once, the body as it arrives.
+public struct BulwarkResponse: Sendable {
+    /// The URL that produced this response.
+    public var url: URL
+    public var status: HTTPResponseStatus
+    public var headers: HTTPHeaders
+    /// `http/1.1` or `h2`.
+    public var httpVersion: String
+    /// What the handshake established: presented and verified chains. Nil for plain HTTP.
+    public var serverTrust: ServerTrustInfo?
+    /// The body. Read it to the end (or drop the response) so the connection can be reused.
+    public var body: Body
+
+    /// The response body as an async sequence of buffers, backpressured: while you do not read, the socket is not
+    /// read either.
+    public struct Body: AsyncSequence, Sendable {
+        public typealias Element = ByteBuffer
+        let producer: ResponseBodyProducer?
+        let host: String
+
+        public struct AsyncIterator: AsyncIteratorProtocol {
+            var base: ResponseBodyProducer.AsyncIterator?
+            let host: String
+
+            public mutating func next() async throws -> ByteBuffer? {
+                guard var base = self.base else { return nil }
+                do {
+                    let element = try await base.next()
+                    self.base = element == nil ? nil : base
+                    return element
+                } catch let error as BulwarkError {
+                    throw error
+                } catch is CancellationError {
+                    throw BulwarkError(.cancelled, host: self.host)
+                }
+            }
+        }
+
+        public func makeAsyncIterator() -> AsyncIterator {
+            AsyncIterator(base: self.producer?.makeAsyncIterator(), host: self.host)
+        }
+
+        /// Reads the whole body into one buffer.
+        ///
+        /// - Throws: ``BulwarkError`` with ``BulwarkError/Code/bodyTooLarge`` as soon as more than `maxBytes`
+        ///   arrive (the connection is then closed, not drained).
+        public func collect(upTo maxBytes: Int) async throws -> ByteBuffer {
+            var result = ByteBuffer()
+            for try await buffer in self {
+                guard result.readableBytes + buffer.readableBytes <= maxBytes else {
+                    throw BulwarkError(.bodyTooLarge, host: self.host, detail: "more than \(maxBytes) bytes")
+                }
+                var buffer = buffer
+                result.writeBuffer(&buffer)
+            }
+            return result
+        }
+    }
+}

@@ -1,0 +1,243 @@
+import NIOConcurrencyHelpers
+import NIOCore
+
+/// Keeps connections for reuse, per origin (scheme, host, port). One pool belongs to one client, and so to one
+/// trust policy: connections are never shared between policies.
+///
+/// - HTTP/1.1: at most `maximumConnectionsPerHost` per origin; an idle connection is reused; further requests
+///   wait for one to come back. A connection is returned only after its response ended with keep-alive.
+/// - HTTP/2: one connection per origin carries every request as a stream.
+/// - Idle connections close after `idleTimeout`, and are dropped as soon as the server closes them.
+///
+/// All state lives behind one lock; no I/O happens while it is held.
+final class ConnectionPool: Sendable {
+    struct Key: Hashable, Sendable {
+        var scheme: String
+        var host: String
+        var port: Int
+    }
+
+    /// A connection handed to one request.
+    struct Lease: Sendable {
+        var connection: PooledConnection
+        /// Whether the connection served a request before (a reused connection may have been closed by the server
+        /// meanwhile, which makes a retry on a fresh connection safe for replayable requests).
+        var isReused: Bool
+    }
+
+    private struct Idle {
+        var connection: HTTP1Connection
+        var generation: Int
+    }
+
+    private struct PerKey {
+        var idle: [Idle] = []
+        var open = 0
+        /// Whether the origin spoke HTTP/1.1 on its last new connection. Until the first connection tells,
+        /// further requests wait for it rather than dial more connections that may all turn out to be HTTP/2.
+        var knownHTTP1 = false
+        var http2: HTTP2Connection?
+        var waiters: [CheckedContinuation<Lease?, any Error>] = []
+    }
+
+    private struct State {
+        var keys: [Key: PerKey] = [:]
+        var generation = 0
+        var isShutdown = false
+    }
+
+    private let state = NIOLockedValueBox(State())
+    private let options: BulwarkClient.PoolOptions
+
+    init(options: BulwarkClient.PoolOptions) {
+        self.options = options
+    }
+
+    /// A connection for `key`: an idle or HTTP/2 one when there is one, a new one from `connect` while under the
+    /// per-host limit, or the next one released.
+    func lease(_ key: Key, connect: @Sendable () async throws -> PooledConnection) async throws -> Lease {
+        while true {
+            enum Action {
+                case use(Lease)
+                case connect
+                case wait
+            }
+            let action: Action = try self.state.withLockedValue { state in
+                guard !state.isShutdown else { throw BulwarkError(.clientShutdown, host: key.host) }
+                var perKey = state.keys[key, default: PerKey()]
+                defer { state.keys[key] = perKey }
+                if let http2 = perKey.http2 {
+                    if http2.channel.isActive { return .use(Lease(connection: .http2(http2), isReused: true)) }
+                    perKey.http2 = nil
+                }
+                while let idle = perKey.idle.popLast() {
+                    if idle.connection.channel.isActive {
+                        return .use(Lease(connection: .http1(idle.connection), isReused: true))
+                    }
+                    perKey.open -= 1
+                }
+                let protocolUnknown = !perKey.knownHTTP1 && perKey.open > 0
+                if !protocolUnknown && perKey.open < self.options.maximumConnectionsPerHost {
+                    perKey.open += 1
+                    return .connect
+                }
+                return .wait
+            }
+            switch action {
+            case .use(let lease):
+                return lease
+            case .connect:
+                return try await self.connectNew(key, connect: connect)
+            case .wait:
+                let handed: Lease? = try await withCheckedThrowingContinuation { continuation in
+                    let shutdown = self.state.withLockedValue { state -> Bool in
+                        if state.isShutdown { return true }
+                        state.keys[key, default: PerKey()].waiters.append(continuation)
+                        return false
+                    }
+                    if shutdown { continuation.resume(throwing: BulwarkError(.clientShutdown, host: key.host)) }
+                }
+                if let handed { return handed }
+            }
+        }
+    }
+
+    private func connectNew(_ key: Key, connect: @Sendable () async throws -> PooledConnection) async throws -> Lease {
+        let connection: PooledConnection
+        do {
+            connection = try await connect()
+        } catch {
+            self.connectionGone(key)
+            throw error
+        }
+        let channel = connection.channel
+        switch connection {
+        case .http1(let http1):
+            // Now that the origin is known to speak HTTP/1.1, waiters may dial connections of their own.
+            let waiters = self.state.withLockedValue { state -> [CheckedContinuation<Lease?, any Error>] in
+                guard state.keys[key]?.knownHTTP1 == false else { return [] }
+                state.keys[key]?.knownHTTP1 = true
+                let waiters = state.keys[key]?.waiters ?? []
+                state.keys[key]?.waiters = []
+                return waiters
+            }
+            for waiter in waiters { waiter.resume(returning: nil) }
+            channel.closeFuture.whenComplete { _ in self.closed(http1, key: key) }
+        case .http2(let http2):
+            let waiters = self.state.withLockedValue { state -> [CheckedContinuation<Lease?, any Error>] in
+                var perKey = state.keys[key, default: PerKey()]
+                perKey.open -= 1
+                perKey.knownHTTP1 = false
+                perKey.http2 = http2
+                let waiters = perKey.waiters
+                perKey.waiters = []
+                state.keys[key] = perKey
+                return waiters
+            }
+            for waiter in waiters { waiter.resume(returning: Lease(connection: .http2(http2), isReused: true)) }
+            channel.closeFuture.whenComplete { _ in
+                self.state.withLockedValue { state in
+                    if state.keys[key]?.http2 === http2 { state.keys[key]?.http2 = nil }
+                }
+            }
+        }
+        return Lease(connection: connection, isReused: false)
+    }
+
+    /// Gives an HTTP/1.1 connection back after its exchange: kept when `reusable`, otherwise closed.
+    func release(_ connection: HTTP1Connection, key: Key, reusable: Bool) {
+        enum Next {
+            case handOff(CheckedContinuation<Lease?, any Error>)
+            case keptIdle(generation: Int)
+            case close(wake: CheckedContinuation<Lease?, any Error>?)
+        }
+        let next: Next = self.state.withLockedValue { state in
+            var perKey = state.keys[key, default: PerKey()]
+            defer { state.keys[key] = perKey }
+            guard reusable, !state.isShutdown, connection.channel.isActive else {
+                perKey.open -= 1
+                return .close(wake: perKey.waiters.isEmpty ? nil : perKey.waiters.removeFirst())
+            }
+            if !perKey.waiters.isEmpty {
+                return .handOff(perKey.waiters.removeFirst())
+            }
+            state.generation += 1
+            perKey.idle.append(Idle(connection: connection, generation: state.generation))
+            return .keptIdle(generation: state.generation)
+        }
+        switch next {
+        case .handOff(let waiter):
+            waiter.resume(returning: Lease(connection: .http1(connection), isReused: true))
+        case .keptIdle(let generation):
+            connection.channel.eventLoop.scheduleTask(in: self.options.idleTimeout) {
+                self.closeIfStillIdle(connection, key: key, generation: generation)
+            }
+        case .close(let wake):
+            connection.channel.close(promise: nil)
+            wake?.resume(returning: nil)
+        }
+    }
+
+    private func closeIfStillIdle(_ connection: HTTP1Connection, key: Key, generation: Int) {
+        let expired = self.state.withLockedValue { state -> Bool in
+            guard let index = state.keys[key]?.idle.firstIndex(where: { $0.generation == generation }) else {
+                return false
+            }
+            state.keys[key]?.idle.remove(at: index)
+            state.keys[key]?.open -= 1
+            return true
+        }
+        if expired { connection.channel.close(promise: nil) }
+    }
+
+    /// The server (or anything else) closed an HTTP/1.1 connection: forget it if it was idle.
+    private func closed(_ connection: HTTP1Connection, key: Key) {
+        let wake = self.state.withLockedValue { state -> CheckedContinuation<Lease?, any Error>? in
+            guard let index = state.keys[key]?.idle.firstIndex(where: { $0.connection === connection }) else {
+                return nil
+            }
+            state.keys[key]?.idle.remove(at: index)
+            state.keys[key]?.open -= 1
+            return state.keys[key]?.waiters.isEmpty == false ? state.keys[key]?.waiters.removeFirst() : nil
+        }
+        wake?.resume(returning: nil)
+    }
+
+    private func connectionGone(_ key: Key) {
+        let wake = self.state.withLockedValue { state -> CheckedContinuation<Lease?, any Error>? in
+            state.keys[key]?.open -= 1
+            return state.keys[key]?.waiters.isEmpty == false ? state.keys[key]?.waiters.removeFirst() : nil
+        }
+        wake?.resume(returning: nil)
+    }
+
+    /// The number of connections open or being opened, idle ones included.
+    var openConnectionCount: Int {
+        self.state.withLockedValue { state in
+            state.keys.values.reduce(0) { $0 + $1.open + ($1.http2 == nil ? 0 : 1) }
+        }
+    }
+
+    /// Closes every pooled connection and fails waiting requests. Connections serving a request close when the
+    /// request ends.
+    func shutdown() async {
+        let (channels, waiters) = self.state.withLockedValue { state -> ([any Channel], [CheckedContinuation<Lease?, any Error>]) in
+            state.isShutdown = true
+            var channels: [any Channel] = []
+            var waiters: [CheckedContinuation<Lease?, any Error>] = []
+            for (key, perKey) in state.keys {
+                channels += perKey.idle.map(\.connection.channel)
+                if let http2 = perKey.http2 { channels.append(http2.channel) }
+                waiters += perKey.waiters
+                state.keys[key]?.idle = []
+                state.keys[key]?.waiters = []
+                state.keys[key]?.http2 = nil
+            }
+            return (channels, waiters)
+        }
+        for waiter in waiters { waiter.resume(throwing: BulwarkError(.clientShutdown, host: nil)) }
+        for channel in channels {
+            try? await channel.close()
+        }
+    }
+}

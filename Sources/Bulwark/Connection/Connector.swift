@@ -1,0 +1,262 @@
+import BulwarkPolicy
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOHTTP1
+import NIOHTTP2
+import NIOHTTPCompression
+import NIOPosix
+import NIOSSL
+import NIOTLS
+
+/// Opens connections: TCP, then TLS with Bulwark's trust callback, SNI and ALPN, then the HTTP/1.1 or HTTP/2
+/// pipeline the server chose.
+///
+/// A refused chain ends the handshake with a ``BulwarkError/Code/trustRefused`` error carrying the refusal; the
+/// connection is never retried, and no request byte is written before the handshake completed.
+struct Connector: Sendable {
+    let configuration: BulwarkClient.Configuration
+    let sslContext: NIOSSLContext
+    let eventLoopGroup: any EventLoopGroup
+    private static let nextID = NIOLockedValueBox(0)
+
+    init(configuration: BulwarkClient.Configuration, eventLoopGroup: any EventLoopGroup) throws {
+        self.configuration = configuration
+        self.eventLoopGroup = eventLoopGroup
+        self.sslContext = try NIOSSLContext(configuration: Self.tlsConfiguration(configuration.tls))
+    }
+
+    /// The NIOSSL configuration: TLS 1.2 minimum (NIOSSL's default allows 1.0), our ALPN list, and BoringSSL's
+    /// own verification replaced by the trust callback (so no roots are loaded here).
+    static func tlsConfiguration(_ options: BulwarkClient.TLSOptions) -> TLSConfiguration {
+        var tls = TLSConfiguration.makeClientConfiguration()
+        tls.minimumTLSVersion = options.minimumVersion == .tls13 ? .tlsv13 : .tlsv12
+        tls.applicationProtocols = options.applicationProtocols
+        tls.trustRoots = .certificates([])
+        tls.certificateVerification = .fullVerification
+        if let cipherSuites = options.cipherSuites {
+            tls.cipherSuites = cipherSuites
+        }
+        return tls
+    }
+
+    /// Opens a TLS connection and, after a trusted handshake, runs `configure` on the event loop in the same
+    /// call that reports the handshake's completion: handlers it adds see every byte the server sends after the
+    /// handshake (an HTTP/2 SETTINGS frame, a protocol banner), none is lost between the two.
+    func connectTLS<Configured: Sendable>(
+        host: String,
+        port: Int,
+        configure: @escaping @Sendable (any Channel, String?) throws -> Configured
+    ) async throws -> (any Channel, Configured, ServerTrustInfo) {
+        let eventLoop = self.eventLoopGroup.next()
+        let verification = TrustVerification(manager: self.configuration.trust, host: host)
+        let handshakePromise = eventLoop.makePromise(of: (Configured, String?).self)
+        let sslContext = self.sslContext
+        let serverName = HostName.isIPAddress(host) ? nil : host
+        let (connectHost, connectPort) = self.resolve(host: host, port: port)
+        let bootstrap = ClientBootstrap(group: eventLoop)
+            .connectTimeout(self.configuration.timeouts.connect)
+            .channelOption(.socketOption(.tcp_nodelay), value: 1)
+            .channelInitializer { channel in
+                do {
+                    let tlsHandler = try NIOSSLClientHandler(
+                        context: sslContext,
+                        serverHostname: serverName,
+                        customVerificationCallbackWithMetadata: { certificates, promise in
+                            verification.verify(certificates, promise: promise)
+                        }
+                    )
+                    try channel.pipeline.syncOperations.addHandler(tlsHandler)
+                    let observer = HandshakeObserver(
+                        onCompleted: { negotiated in
+                            do {
+                                handshakePromise.succeed((try configure(channel, negotiated), negotiated))
+                            } catch {
+                                handshakePromise.fail(error)
+                            }
+                        },
+                        onFailed: { handshakePromise.fail($0) }
+                    )
+                    try channel.pipeline.syncOperations.addHandler(observer)
+                    return channel.eventLoop.makeSucceededVoidFuture()
+                } catch {
+                    return channel.eventLoop.makeFailedFuture(error)
+                }
+            }
+        let channel: any Channel
+        do {
+            channel = try await bootstrap.connect(host: connectHost, port: connectPort).get()
+        } catch {
+            handshakePromise.fail(error)
+            throw Self.mapConnectError(error, host: host)
+        }
+        let timeout = eventLoop.scheduleTask(in: self.configuration.timeouts.tlsHandshake) {
+            handshakePromise.fail(BulwarkError(.tlsHandshakeTimeout, host: host))
+            channel.close(promise: nil)
+        }
+        do {
+            let (configured, negotiated) = try await handshakePromise.futureResult.get()
+            timeout.cancel()
+            let trusted = verification.decision?.trustedChain
+            let info = ServerTrustInfo(
+                presentedChain: verification.presentedChain,
+                trustedChain: trusted,
+                applicationProtocol: negotiated ?? "http/1.1"
+            )
+            return (channel, configured, info)
+        } catch {
+            timeout.cancel()
+            channel.close(promise: nil)
+            if let refusal = verification.decision?.refusal {
+                throw BulwarkError.trustRefused(refusal)
+            }
+            if let error = error as? BulwarkError { throw error }
+            throw BulwarkError(.tlsHandshakeFailed, host: host, detail: String(describing: error))
+        }
+    }
+
+    /// Opens an HTTP connection to `target`.
+    func connect(to target: RequestTarget) async throws -> PooledConnection {
+        let id = Self.nextID.withLockedValue { value in
+            value += 1
+            return value
+        }
+        if !target.isTLS {
+            return try await self.connectPlain(to: target, id: id)
+        }
+        enum Configured: Sendable {
+            case http1(NIOLoopBound<HTTPExchangeHandler>)
+            case http2(NIOLoopBound<NIOHTTP2Handler.StreamMultiplexer>)
+        }
+        let decompression = self.configuration.decompression
+        let idleRead = self.configuration.timeouts.idleRead
+        let host = target.host
+        let (channel, configured, trust) = try await self.connectTLS(host: target.host, port: target.port) {
+            channel, negotiated in
+            let sync = channel.pipeline.syncOperations
+            if negotiated == "h2" {
+                let multiplexer = try sync.configureHTTP2Pipeline(
+                    mode: .client,
+                    connectionConfiguration: .init(),
+                    streamConfiguration: .init()
+                ) { stream in stream.eventLoop.makeSucceededVoidFuture() }
+                return Configured.http2(NIOLoopBound(multiplexer, eventLoop: channel.eventLoop))
+            }
+            let handler = try Self.addHTTP1Handlers(to: sync, host: host, decompression: decompression, idleRead: idleRead)
+            return Configured.http1(NIOLoopBound(handler, eventLoop: channel.eventLoop))
+        }
+        switch configured {
+        case .http2(let multiplexer):
+            return .http2(
+                HTTP2Connection(
+                    channel: channel,
+                    multiplexer: multiplexer,
+                    trust: trust,
+                    host: target.host,
+                    decompression: decompression,
+                    idleRead: idleRead,
+                    id: id
+                )
+            )
+        case .http1(let handler):
+            return .http1(HTTP1Connection(channel: channel, handler: handler, trust: trust, id: id))
+        }
+    }
+
+    private func connectPlain(to target: RequestTarget, id: Int) async throws -> PooledConnection {
+        let (connectHost, connectPort) = self.resolve(host: target.host, port: target.port)
+        let channel: any Channel
+        do {
+            channel = try await ClientBootstrap(group: self.eventLoopGroup)
+                .connectTimeout(self.configuration.timeouts.connect)
+                .channelOption(.socketOption(.tcp_nodelay), value: 1)
+                .connect(host: connectHost, port: connectPort).get()
+        } catch {
+            throw Self.mapConnectError(error, host: target.host)
+        }
+        let decompression = self.configuration.decompression
+        let idleRead = self.configuration.timeouts.idleRead
+        let handler = try await channel.eventLoop.submit {
+            let sync = channel.pipeline.syncOperations
+            let handler = try Self.addHTTP1Handlers(
+                to: sync,
+                host: target.host,
+                decompression: decompression,
+                idleRead: idleRead
+            )
+            return NIOLoopBound(handler, eventLoop: channel.eventLoop)
+        }.get()
+        let trust = ServerTrustInfo(presentedChain: [], trustedChain: nil, applicationProtocol: "http/1.1")
+        return .http1(HTTP1Connection(channel: channel, handler: handler, trust: trust, id: id))
+    }
+
+    static func addHTTP1Handlers(
+        to sync: ChannelPipeline.SynchronousOperations,
+        host: String,
+        decompression: BulwarkClient.Decompression?,
+        idleRead: TimeAmount
+    ) throws -> HTTPExchangeHandler {
+        try sync.addHTTPClientHandlers(leftOverBytesStrategy: .forwardBytes)
+        let handler = HTTPExchangeHandler(host: host)
+        try Self.addResponseHandlers(to: sync, handler: handler, decompression: decompression, idleRead: idleRead)
+        return handler
+    }
+
+    static func addResponseHandlers(
+        to pipeline: ChannelPipeline.SynchronousOperations,
+        handler: HTTPExchangeHandler,
+        decompression: BulwarkClient.Decompression?,
+        idleRead: TimeAmount
+    ) throws {
+        if let decompression {
+            try pipeline.addHandler(NIOHTTPResponseDecompressor(limit: .ratio(decompression.maximumRatio)))
+        }
+        try pipeline.addHandler(IdleStateHandler(readTimeout: idleRead))
+        try pipeline.addHandler(handler)
+    }
+
+    private func resolve(host: String, port: Int) -> (String, Int) {
+        guard let override = self.configuration.resolveOverrides["\(host):\(port)"] else {
+            return (host, port)
+        }
+        return (override, port)
+    }
+
+    static func mapConnectError(_ error: any Error, host: String) -> BulwarkError {
+        if let error = error as? BulwarkError { return error }
+        if error is ChannelError, case .connectTimeout = error as! ChannelError {
+            return BulwarkError(.connectTimeout, host: host)
+        }
+        return BulwarkError(.connectFailed, host: host, detail: String(describing: error))
+    }
+}
+
+/// Reports the end of the TLS handshake (with the negotiated ALPN protocol) synchronously, or its failure when the
+/// channel errors or closes first; then removes itself.
+final class HandshakeObserver: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = NIOAny
+    private let onCompleted: (String?) -> Void
+    private let onFailed: (any Error) -> Void
+
+    init(onCompleted: @escaping (String?) -> Void, onFailed: @escaping (any Error) -> Void) {
+        self.onCompleted = onCompleted
+        self.onFailed = onFailed
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if let event = event as? TLSUserEvent, case .handshakeCompleted(let negotiated) = event {
+            context.pipeline.syncOperations.removeHandler(self, promise: nil)
+            self.onCompleted(negotiated)
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        self.onFailed(error)
+        context.fireErrorCaught(error)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        self.onFailed(ChannelError.ioOnClosedChannel)
+        context.fireChannelInactive()
+    }
+}

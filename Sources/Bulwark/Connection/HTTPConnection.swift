@@ -1,0 +1,116 @@
+import BulwarkPolicy
+import NIOCore
+import NIOHTTP1
+import NIOHTTP2
+import X509
+
+/// What a connection learned about the server in its handshake.
+public struct ServerTrustInfo: Sendable {
+    /// The chain the server presented, leaf first.
+    public var presentedChain: [Certificate]
+    /// The verified chain and any notices; nil for plain HTTP.
+    public var trustedChain: TrustedChain?
+    /// The negotiated application protocol (`h2`, `http/1.1`).
+    public var applicationProtocol: String
+}
+
+/// An HTTP/1.1 connection: one exchange at a time over a channel whose last handler is an `HTTPExchangeHandler`.
+final class HTTP1Connection: Sendable {
+    let channel: any Channel
+    let handler: NIOLoopBound<HTTPExchangeHandler>
+    let trust: ServerTrustInfo
+    let id: Int
+
+    init(channel: any Channel, handler: NIOLoopBound<HTTPExchangeHandler>, trust: ServerTrustInfo, id: Int) {
+        self.channel = channel
+        self.handler = handler
+        self.trust = trust
+        self.id = id
+    }
+}
+
+/// An HTTP/2 connection: each exchange opens a stream with its own `HTTPExchangeHandler`.
+final class HTTP2Connection: Sendable {
+    let channel: any Channel
+    let multiplexer: NIOLoopBound<NIOHTTP2Handler.StreamMultiplexer>
+    let trust: ServerTrustInfo
+    let host: String
+    let decompression: BulwarkClient.Decompression?
+    let idleRead: TimeAmount
+    let id: Int
+
+    init(
+        channel: any Channel,
+        multiplexer: NIOLoopBound<NIOHTTP2Handler.StreamMultiplexer>,
+        trust: ServerTrustInfo,
+        host: String,
+        decompression: BulwarkClient.Decompression?,
+        idleRead: TimeAmount,
+        id: Int
+    ) {
+        self.channel = channel
+        self.multiplexer = multiplexer
+        self.trust = trust
+        self.host = host
+        self.decompression = decompression
+        self.idleRead = idleRead
+        self.id = id
+    }
+
+    /// Opens a stream ready for one exchange.
+    func openStream() async throws -> (any Channel, NIOLoopBound<HTTPExchangeHandler>) {
+        let host = self.host
+        let decompression = self.decompression
+        let idleRead = self.idleRead
+        let eventLoop = self.channel.eventLoop
+        let handlerPromise = eventLoop.makePromise(of: NIOLoopBound<HTTPExchangeHandler>.self)
+        let streamFuture: EventLoopFuture<any Channel> = eventLoop.flatSubmit {
+            self.multiplexer.value.createStreamChannel { stream in
+                do {
+                    let handler = HTTPExchangeHandler(host: host)
+                    let sync = stream.pipeline.syncOperations
+                    try sync.addHandler(HTTP2FramePayloadToHTTP1ClientCodec(httpProtocol: .https))
+                    try Connector.addResponseHandlers(
+                        to: sync,
+                        handler: handler,
+                        decompression: decompression,
+                        idleRead: idleRead
+                    )
+                    handlerPromise.succeed(NIOLoopBound(handler, eventLoop: stream.eventLoop))
+                    return stream.eventLoop.makeSucceededVoidFuture()
+                } catch {
+                    handlerPromise.fail(error)
+                    return stream.eventLoop.makeFailedFuture(error)
+                }
+            }
+        }
+        do {
+            let stream = try await streamFuture.get()
+            let handler = try await handlerPromise.futureResult.get()
+            return (stream, handler)
+        } catch {
+            handlerPromise.fail(error)
+            throw HTTPExchangeHandler.map(error, host: host)
+        }
+    }
+}
+
+/// A connection of either protocol.
+enum PooledConnection: Sendable {
+    case http1(HTTP1Connection)
+    case http2(HTTP2Connection)
+
+    var channel: any Channel {
+        switch self {
+        case .http1(let connection): return connection.channel
+        case .http2(let connection): return connection.channel
+        }
+    }
+
+    var trust: ServerTrustInfo {
+        switch self {
+        case .http1(let connection): return connection.trust
+        case .http2(let connection): return connection.trust
+        }
+    }
+}

@@ -1,0 +1,278 @@
+import NIOCore
+import NIOHTTP1
+import NIOHTTPCompression
+import NIOSSL
+
+/// The body of one response as NIO produces it: backpressured, so a slow reader stops the socket reads.
+typealias ResponseBodyProducer = NIOThrowingAsyncSequenceProducer<
+    ByteBuffer, any Error, NIOAsyncSequenceProducerBackPressureStrategies.HighLowWatermark, ResponseBodyDelegate
+>
+
+/// Tells the exchange handler, on its event loop, that the body's reader wants more or went away.
+struct ResponseBodyDelegate: NIOAsyncSequenceProducerDelegate {
+    let handler: NIOLoopBound<HTTPExchangeHandler>
+
+    func produceMore() {
+        self.handler.eventLoop.execute { self.handler.value.produceMore() }
+    }
+
+    func didTerminate() {
+        self.handler.eventLoop.execute { self.handler.value.consumerTerminated() }
+    }
+}
+
+/// One request/response exchange in flight on a channel.
+final class Exchange {
+    let host: String
+    let headPromise: EventLoopPromise<(HTTPResponseHead, ResponseBodyProducer)>
+    let requestKeepAlive: Bool
+    /// Called once on the event loop when the exchange ends: `true` when the connection can serve another request.
+    let onComplete: (Bool) -> Void
+    var deadlineTask: Scheduled<Void>?
+    var responseKeepAlive = false
+
+    init(
+        host: String,
+        headPromise: EventLoopPromise<(HTTPResponseHead, ResponseBodyProducer)>,
+        requestKeepAlive: Bool,
+        onComplete: @escaping (Bool) -> Void
+    ) {
+        self.host = host
+        self.headPromise = headPromise
+        self.requestKeepAlive = requestKeepAlive
+        self.onComplete = onComplete
+    }
+}
+
+/// Runs HTTP exchanges on one channel (an HTTP/1.1 connection, or one HTTP/2 stream), one at a time: writes the
+/// request, hands out the response head and a backpressured body, and turns every failure into a
+/// ``BulwarkError``. A pure state machine driven from the channel's event loop.
+final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPClientResponsePart
+    typealias OutboundIn = HTTPClientRequestPart
+    typealias OutboundOut = HTTPClientRequestPart
+
+    private enum State {
+        case idle
+        case waitingForHead(Exchange)
+        case streaming(Exchange, ResponseBodyProducer.Source)
+        case closed(BulwarkError)
+    }
+
+    private var state: State = .idle
+    private var context: ChannelHandlerContext?
+    private var readPending = false
+    private var consumerWantsMore = true
+    private let host: String
+
+    init(host: String) {
+        self.host = host
+    }
+
+    var isIdle: Bool {
+        if case .idle = self.state { return true }
+        return false
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        self.context = nil
+    }
+
+    // MARK: Requests
+
+    /// Starts an exchange and writes the request head and, when it is in memory, the whole body.
+    func start(_ exchange: Exchange, head: HTTPRequestHead, body: ByteBuffer?, endsRequest: Bool, deadline: NIODeadline?) {
+        guard let context, case .idle = self.state else {
+            let error: BulwarkError
+            if case .closed(let closedError) = self.state {
+                error = closedError
+            } else {
+                error = BulwarkError(.remoteConnectionClosed, host: self.host, detail: "connection not ready")
+            }
+            exchange.headPromise.fail(error)
+            exchange.onComplete(false)
+            return
+        }
+        self.state = .waitingForHead(exchange)
+        if let deadline {
+            exchange.deadlineTask = context.eventLoop.scheduleTask(deadline: deadline) { [self] in
+                self.fail(BulwarkError(.deadlineExceeded, host: self.host))
+            }
+        }
+        context.write(self.wrapOutboundOut(.head(head)), promise: nil)
+        if let body, body.readableBytes > 0 {
+            context.write(self.wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
+        }
+        if endsRequest {
+            context.writeAndFlush(self.wrapOutboundOut(.end(nil)), promise: nil)
+        } else {
+            context.flush()
+        }
+    }
+
+    /// Writes one chunk of a streamed request body.
+    func writeBodyChunk(_ buffer: ByteBuffer, promise: EventLoopPromise<Void>) {
+        guard let context else {
+            promise.fail(BulwarkError(.remoteConnectionClosed, host: self.host))
+            return
+        }
+        context.writeAndFlush(self.wrapOutboundOut(.body(.byteBuffer(buffer))), promise: promise)
+    }
+
+    /// Ends a streamed request body.
+    func endBody(promise: EventLoopPromise<Void>) {
+        guard let context else {
+            promise.fail(BulwarkError(.remoteConnectionClosed, host: self.host))
+            return
+        }
+        context.writeAndFlush(self.wrapOutboundOut(.end(nil)), promise: promise)
+    }
+
+    /// Fails the exchange in flight (cancellation, deadline, body failure) and closes the channel.
+    func fail(_ error: BulwarkError) {
+        switch self.state {
+        case .waitingForHead(let exchange):
+            self.state = .closed(error)
+            exchange.deadlineTask?.cancel()
+            exchange.headPromise.fail(error)
+            exchange.onComplete(false)
+        case .streaming(let exchange, let source):
+            self.state = .closed(error)
+            exchange.deadlineTask?.cancel()
+            source.finish(error)
+            exchange.onComplete(false)
+        case .idle:
+            self.state = .closed(error)
+        case .closed:
+            return
+        }
+        self.context?.close(promise: nil)
+    }
+
+    // MARK: Responses
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch self.unwrapInboundIn(data) {
+        case .head(let head):
+            guard case .waitingForHead(let exchange) = self.state else {
+                self.fail(BulwarkError(.invalidResponse, host: self.host, detail: "unexpected response head"))
+                return
+            }
+            if head.status.code >= 100 && head.status.code < 200 && head.status != .switchingProtocols {
+                return  // informational: the final head follows
+            }
+            let producer = ResponseBodyProducer.makeSequence(
+                elementType: ByteBuffer.self,
+                backPressureStrategy: .init(lowWatermark: 2, highWatermark: 16),
+                finishOnDeinit: false,
+                delegate: ResponseBodyDelegate(handler: NIOLoopBound(self, eventLoop: context.eventLoop))
+            )
+            exchange.responseKeepAlive = exchange.requestKeepAlive && head.isKeepAlive
+            self.state = .streaming(exchange, producer.source)
+            self.consumerWantsMore = true
+            exchange.headPromise.succeed((head, producer.sequence))
+        case .body(let buffer):
+            guard case .streaming(_, let source) = self.state else { return }
+            switch source.yield(buffer) {
+            case .produceMore: self.consumerWantsMore = true
+            case .stopProducing: self.consumerWantsMore = false
+            case .dropped: break
+            }
+        case .end:
+            guard case .streaming(let exchange, let source) = self.state else { return }
+            self.state = .idle
+            exchange.deadlineTask?.cancel()
+            self.consumerWantsMore = true
+            if self.readPending {
+                self.readPending = false
+                context.read()
+            }
+            // Give the connection back before the reader sees the end, so its next request finds it idle.
+            exchange.onComplete(exchange.responseKeepAlive)
+            source.finish()
+        }
+    }
+
+    func read(context: ChannelHandlerContext) {
+        if self.consumerWantsMore {
+            context.read()
+        } else {
+            self.readPending = true
+        }
+    }
+
+    func produceMore() {
+        self.consumerWantsMore = true
+        if self.readPending, let context {
+            self.readPending = false
+            context.read()
+        }
+    }
+
+    /// The reader stopped before the end of the body: the rest cannot be skipped safely, so the connection closes.
+    func consumerTerminated() {
+        if case .streaming = self.state {
+            self.fail(BulwarkError(.cancelled, host: self.host, detail: "response body abandoned"))
+        }
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        self.fail(Self.map(error, host: self.host))
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        self.fail(
+            BulwarkError(.remoteConnectionClosed, host: self.host, detail: "the server closed the connection")
+        )
+        context.fireChannelInactive()
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if let idle = event as? IdleStateHandler.IdleStateEvent, idle == .read {
+            switch self.state {
+            case .waitingForHead:
+                self.fail(BulwarkError(.readTimeout, host: self.host, detail: "no response"))
+            case .streaming where self.consumerWantsMore:
+                self.fail(BulwarkError(.readTimeout, host: self.host, detail: "the response body stalled"))
+            default:
+                break
+            }
+            return
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    static func map(_ error: any Error, host: String) -> BulwarkError {
+        if let error = error as? BulwarkError { return error }
+        if let error = error as? NIOHTTPDecompression.DecompressionError, error == .limit {
+            return BulwarkError(.decompressionLimitExceeded, host: host)
+        }
+        if error is NIOHTTPDecompression.DecompressionError {
+            return BulwarkError(.invalidResponse, host: host, detail: "undecodable compressed body")
+        }
+        if let error = error as? NIOSSLError, case .uncleanShutdown = error {
+            return BulwarkError(.remoteConnectionClosed, host: host, detail: "the server closed TLS uncleanly")
+        }
+        if let error = error as? HTTPParserError, error == .invalidEOFState {
+            return BulwarkError(
+                .remoteConnectionClosed,
+                host: host,
+                detail: "the server closed the connection before the end of the response"
+            )
+        }
+        if error is HTTPParserError {
+            return BulwarkError(.invalidResponse, host: host, detail: String(describing: error))
+        }
+        if let error = error as? ChannelError {
+            return BulwarkError(.remoteConnectionClosed, host: host, detail: String(describing: error))
+        }
+        if let error = error as? IOError {
+            return BulwarkError(.remoteConnectionClosed, host: host, detail: error.description)
+        }
+        return BulwarkError(.invalidResponse, host: host, detail: String(describing: error))
+    }
+}

@@ -1,0 +1,111 @@
+import BulwarkPolicy
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOPosix
+
+/// A TLS byte stream for protocols other than HTTP, with the same trust policy, timeouts and typed errors as
+/// ``BulwarkClient``: what `startTLS` plus a trust delegate give on Apple platforms, without a way to forget the
+/// verification.
+///
+/// ```swift
+/// let stream = try await TLSStream.connect(host: "mail.example.com", port: 993, configuration: configuration)
+/// try await stream.write(ByteBuffer(string: "a1 CAPABILITY\r\n"))
+/// let reply = try await stream.read()
+/// try await stream.close()
+/// ```
+///
+/// Threading: one reader and one writer at a time; a second concurrent `read()` throws.
+public final class TLSStream: Sendable {
+    /// The presented and verified chains of the handshake.
+    public let serverTrust: ServerTrustInfo
+    public let host: String
+    private let channel: NIOAsyncChannel<ByteBuffer, ByteBuffer>
+    private let reader: NIOLockedValueBox<ReaderState>
+
+    /// The iterator is handed to exactly one reader at a time (`.reading` marks it taken), so moving it between
+    /// tasks under the lock is safe although the iterator type is not `Sendable`.
+    private enum ReaderState: @unchecked Sendable {
+        case idle(NIOAsyncChannelInboundStream<ByteBuffer>.AsyncIterator)
+        case reading
+        case finished
+    }
+
+    private init(channel: NIOAsyncChannel<ByteBuffer, ByteBuffer>, trust: ServerTrustInfo, host: String) {
+        self.channel = channel
+        self.serverTrust = trust
+        self.host = host
+        self.reader = NIOLockedValueBox(.idle(channel.inbound.makeAsyncIterator()))
+    }
+
+    /// Connects, runs the TLS handshake and evaluates the chain with `configuration.trust`.
+    ///
+    /// - Parameter applicationProtocols: ALPN to offer (none by default).
+    /// - Throws: ``BulwarkError``: ``BulwarkError/Code/trustRefused`` with the refusal when the policy refuses
+    ///   the chain; no byte of yours is sent in that case.
+    public static func connect(
+        host: String,
+        port: Int,
+        configuration: BulwarkClient.Configuration,
+        applicationProtocols: [String] = [],
+        eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
+    ) async throws -> TLSStream {
+        var configuration = configuration
+        configuration.tls.applicationProtocols = applicationProtocols
+        let canonical: String
+        do {
+            canonical = try HostName.canonicalize(host)
+        } catch {
+            throw BulwarkError(.invalidURL, host: host, detail: String(describing: error))
+        }
+        let connector: Connector
+        do {
+            connector = try Connector(configuration: configuration, eventLoopGroup: eventLoopGroup)
+        } catch {
+            throw BulwarkError(.tlsHandshakeFailed, host: canonical, detail: "invalid TLS options: \(error)")
+        }
+        let (_, asyncChannel, trust) = try await connector.connectTLS(host: canonical, port: port) { channel, _ in
+            try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
+        }
+        return TLSStream(channel: asyncChannel, trust: trust, host: canonical)
+    }
+
+    /// Writes bytes.
+    public func write(_ buffer: ByteBuffer) async throws {
+        do {
+            try await self.channel.outbound.write(buffer)
+        } catch {
+            throw BulwarkError(.remoteConnectionClosed, host: self.host, detail: String(describing: error))
+        }
+    }
+
+    /// The next bytes from the server, or nil once it closed the stream.
+    public func read() async throws -> ByteBuffer? {
+        var iterator: NIOAsyncChannelInboundStream<ByteBuffer>.AsyncIterator
+        let state = self.reader.withLockedValue { state -> ReaderState in
+            let current = state
+            if case .idle = current { state = .reading }
+            return current
+        }
+        switch state {
+        case .idle(let current): iterator = current
+        case .finished: return nil
+        case .reading:
+            throw BulwarkError(.invalidResponse, host: self.host, detail: "concurrent reads on one TLSStream")
+        }
+        do {
+            let next = try await iterator.next()
+            let finalIterator = iterator
+            self.reader.withLockedValue { $0 = next == nil ? .finished : .idle(finalIterator) }
+            return next
+        } catch {
+            self.reader.withLockedValue { $0 = .finished }
+            throw HTTPExchangeHandler.map(error, host: self.host)
+        }
+    }
+
+    /// Closes the stream (TLS close_notify, then the socket).
+    public func close() async throws {
+        self.channel.outbound.finish()
+        try? await self.channel.channel.close()
+    }
+}

@@ -1,0 +1,400 @@
+import Foundation
+import NIOCore
+import NIOHTTP1
+import NIOHTTP2
+import NIOSSL
+
+/// Serves the test routes for one HTTP/1.1 connection or one HTTP/2 stream (behind
+/// `HTTP2FramePayloadToHTTP1ServerCodec`, so both protocols share this handler). See `TestHTTPSServer` for the routes.
+final class TestRouteHandler: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias OutboundOut = HTTPServerResponsePart
+
+    /// Body chunk size of `/bytes/N`.
+    static let bytesChunkSize = 64 * 1024
+    /// Chunk size of `/chunked/N` (smaller, so modest bodies still span several chunks).
+    static let chunkedChunkSize = 16 * 1024
+
+    /// 64 KiB of the body pattern (byte i is `i & 0xFF`); every chunk is a prefix of it.
+    private static let pattern = ByteBuffer(bytes: (0..<TestRouteHandler.bytesChunkSize).map { UInt8($0 & 0xFF) })
+
+    private enum Ending {
+        /// Write the end of the response.
+        case complete
+        /// Close the connection cleanly without ending the response.
+        case closeCleanly
+        /// Reset the TCP connection.
+        case reset
+    }
+
+    private struct BodyStream {
+        var remaining: Int
+        let chunkSize: Int
+        let ending: Ending
+    }
+
+    private let recorder: ServerRecorder
+    private let behavior: TestHTTPSServer.Behavior
+    private let connectionID: Int
+    private var head: HTTPRequestHead?
+    private var bodyByteCount = 0
+    private var echoBody: ByteBuffer?
+    private var stream: BodyStream?
+    private var isHTTP2 = false
+    private var keepAlive = true
+
+    init(recorder: ServerRecorder, behavior: TestHTTPSServer.Behavior, connectionID: Int) {
+        self.recorder = recorder
+        self.behavior = behavior
+        self.connectionID = connectionID
+    }
+
+    // MARK: - Inbound
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch self.unwrapInboundIn(data) {
+        case .head(let head):
+            self.head = head
+            self.bodyByteCount = 0
+            self.echoBody = nil
+            self.isHTTP2 = head.version.major == 2
+            self.keepAlive = self.isHTTP2 || head.isKeepAlive
+            let expectations = head.headers["expect"].map { $0.lowercased() }
+            if expectations.contains("100-continue") {
+                let interim = HTTPResponseHead(version: head.version, status: .continue)
+                context.writeAndFlush(self.wrapOutboundOut(.head(interim)), promise: nil)
+            }
+        case .body(var buffer):
+            self.bodyByteCount += buffer.readableBytes
+            if let head = self.head, Self.path(of: head.uri) == "/echo" {
+                if self.echoBody == nil {
+                    self.echoBody = buffer
+                } else {
+                    self.echoBody!.writeBuffer(&buffer)
+                }
+            }
+        case .end:
+            guard let head = self.head else { return }
+            self.head = nil
+            self.recorder.requestReceived(
+                RecordedRequest(
+                    method: head.method.rawValue,
+                    uri: head.uri,
+                    headers: head.headers.map { (name: $0.name, value: $0.value) },
+                    bodyByteCount: self.bodyByteCount,
+                    httpVersion: "HTTP/\(head.version.major).\(head.version.minor)",
+                    connectionID: self.connectionID
+                )
+            )
+            self.route(context: context, head: head)
+        }
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        if context.channel.isWritable {
+            self.pump(context: context)
+        }
+        context.fireChannelWritabilityChanged()
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        self.stream = nil
+        context.fireChannelInactive()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        context.close(promise: nil)
+    }
+
+    // MARK: - Routes
+
+    private func route(context: ChannelHandlerContext, head: HTTPRequestHead) {
+        let path = Self.path(of: head.uri)
+        let segments = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst().map(String.init)
+        let name = segments.first ?? ""
+        let argument: Int? = segments.count == 2 ? Int(segments[1]).flatMap { $0 >= 0 ? $0 : nil } : nil
+        let hasArgument = segments.count == 2
+
+        switch (name, segments.count) {
+        case ("hello", 1):
+            self.respond(context: context, head: head, body: "hello")
+        case ("bytes", 2) where argument != nil:
+            let resets = self.behavior == .resetMidBody
+            self.startStream(
+                context: context,
+                head: head,
+                length: argument!,
+                chunked: false,
+                send: resets ? argument! / 2 : argument!,
+                ending: resets ? .reset : .complete
+            )
+        case ("chunked", 2) where argument != nil:
+            let truncates = self.behavior == .truncatedChunkedBody
+            self.startStream(
+                context: context,
+                head: head,
+                length: argument!,
+                chunked: true,
+                send: truncates ? argument! / 2 : argument!,
+                ending: truncates ? .closeCleanly : .complete
+            )
+        case ("gzip", 1):
+            self.respond(
+                context: context,
+                head: head,
+                headers: [("content-type", "text/plain; charset=utf-8"), ("content-encoding", "gzip")],
+                body: Self.gzipBody
+            )
+        case ("bomb", 1):
+            self.respond(context: context, head: head, headers: [("content-encoding", "gzip")], body: Self.bombBody)
+        case ("bomb", 2) where argument != nil && argument! > 0:
+            let body = ByteBuffer(bytes: GzipEncoder.zeroBomb(inflatedSize: argument!))
+            self.respond(context: context, head: head, headers: [("content-encoding", "gzip")], body: body)
+        case ("echo", 1):
+            let contentType = head.headers["content-type"].first ?? "application/octet-stream"
+            self.respond(
+                context: context,
+                head: head,
+                headers: [
+                    ("content-type", contentType),
+                    ("x-request-method", head.method.rawValue),
+                    ("x-request-path", head.uri),
+                ],
+                body: self.echoBody ?? ByteBuffer()
+            )
+        case ("headers", 1):
+            self.respond(
+                context: context,
+                head: head,
+                headers: [("content-type", "application/json")],
+                body: ByteBuffer(bytes: Self.headersJSON(head.headers))
+            )
+        case ("status", 2) where argument.map({ (200...599).contains($0) }) == true:
+            self.respond(context: context, head: head, status: HTTPResponseStatus(statusCode: argument!), body: nil)
+        case ("redirect", 2) where argument.map({ (300...399).contains($0) }) == true:
+            var headers: [(String, String)] = []
+            if let location = Self.redirectTarget(in: head.uri) {
+                headers.append(("location", location))
+            }
+            self.respond(
+                context: context,
+                head: head,
+                status: HTTPResponseStatus(statusCode: argument!),
+                headers: headers,
+                body: nil
+            )
+        case ("close", 1):
+            self.sendGoAway(context: context)
+            self.respond(context: context, head: head, body: "bye", closeConnection: true)
+        case ("slow", 2) where argument != nil:
+            context.eventLoop.assumeIsolated().scheduleTask(in: .milliseconds(Int64(argument!))) {
+                guard context.channel.isActive else { return }
+                self.respond(context: context, head: head, body: "slow")
+            }
+        default:
+            let status: HTTPResponseStatus = hasArgument && argument == nil ? .badRequest : .notFound
+            self.respond(
+                context: context,
+                head: head,
+                status: status,
+                headers: [("content-type", "text/plain; charset=utf-8")],
+                body: ByteBuffer(string: "\(status.code) \(status.reasonPhrase)")
+            )
+        }
+    }
+
+    // MARK: - Writing
+
+    private func respond(
+        context: ChannelHandlerContext,
+        head: HTTPRequestHead,
+        body: String,
+        closeConnection: Bool = false
+    ) {
+        self.respond(
+            context: context,
+            head: head,
+            headers: [("content-type", "text/plain; charset=utf-8")],
+            body: ByteBuffer(string: body),
+            closeConnection: closeConnection
+        )
+    }
+
+    private func respond(
+        context: ChannelHandlerContext,
+        head: HTTPRequestHead,
+        status: HTTPResponseStatus = .ok,
+        headers: [(String, String)] = [],
+        body: ByteBuffer?,
+        closeConnection: Bool = false
+    ) {
+        let close = closeConnection || !self.keepAlive
+        var responseHeaders = HTTPHeaders(headers)
+        if status.code >= 200, status != .noContent, status != .notModified {
+            responseHeaders.replaceOrAdd(name: "content-length", value: String(body?.readableBytes ?? 0))
+        }
+        self.addConnectionHeader(to: &responseHeaders, request: head, close: close)
+        let responseHead = HTTPResponseHead(
+            version: self.responseVersion(for: head),
+            status: status,
+            headers: responseHeaders
+        )
+        context.write(self.wrapOutboundOut(.head(responseHead)), promise: nil)
+        if let body, body.readableBytes > 0, head.method != .HEAD {
+            context.write(self.wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
+        }
+        context.writeAndFlush(self.wrapOutboundOut(.end(nil))).assumeIsolated().whenComplete { _ in
+            if close {
+                self.closeConnection(context: context, abruptly: false)
+            }
+        }
+    }
+
+    private func startStream(
+        context: ChannelHandlerContext,
+        head: HTTPRequestHead,
+        length: Int,
+        chunked: Bool,
+        send: Int,
+        ending: Ending
+    ) {
+        var headers = HTTPHeaders([("content-type", "application/octet-stream")])
+        if !chunked {
+            headers.add(name: "content-length", value: String(length))
+        } else if !self.isHTTP2 {
+            headers.add(name: "transfer-encoding", value: "chunked")
+        }
+        self.addConnectionHeader(to: &headers, request: head, close: !self.keepAlive)
+        let responseHead = HTTPResponseHead(version: self.responseVersion(for: head), status: .ok, headers: headers)
+        context.write(self.wrapOutboundOut(.head(responseHead)), promise: nil)
+        let isHead = head.method == .HEAD
+        self.stream = BodyStream(
+            remaining: isHead ? 0 : send,
+            chunkSize: chunked ? Self.chunkedChunkSize : Self.bytesChunkSize,
+            ending: isHead ? .complete : ending
+        )
+        self.pump(context: context)
+    }
+
+    /// Writes body chunks while the channel is writable; resumes from `channelWritabilityChanged`.
+    private func pump(context: ChannelHandlerContext) {
+        guard var stream = self.stream else { return }
+        while stream.remaining > 0, context.channel.isWritable {
+            let count = min(stream.remaining, stream.chunkSize)
+            stream.remaining -= count
+            let part = self.wrapOutboundOut(.body(.byteBuffer(Self.pattern.getSlice(at: 0, length: count)!)))
+            if stream.remaining == 0 {
+                self.stream = nil
+                self.finish(context: context, ending: stream.ending, lastWrite: context.writeAndFlush(part))
+                return
+            }
+            context.write(part, promise: nil)
+        }
+        if stream.remaining == 0 {
+            self.stream = nil
+            context.flush()
+            self.finish(context: context, ending: stream.ending, lastWrite: nil)
+            return
+        }
+        self.stream = stream
+        context.flush()
+    }
+
+    private func finish(context: ChannelHandlerContext, ending: Ending, lastWrite: EventLoopFuture<Void>?) {
+        switch ending {
+        case .complete:
+            let close = !self.keepAlive
+            context.writeAndFlush(self.wrapOutboundOut(.end(nil))).assumeIsolated().whenComplete { _ in
+                if close {
+                    self.closeConnection(context: context, abruptly: false)
+                }
+            }
+        case .closeCleanly, .reset:
+            let written = lastWrite ?? context.eventLoop.makeSucceededVoidFuture()
+            written.assumeIsolated().whenComplete { _ in
+                self.closeConnection(context: context, abruptly: ending == .reset)
+            }
+        }
+    }
+
+    /// On HTTP/2, sends GOAWAY naming this stream as the last one the server processes, so the client opens a new
+    /// connection for its next requests (sent before the response, so the client reads it before reusing the
+    /// connection).
+    private func sendGoAway(context: ChannelHandlerContext) {
+        guard self.isHTTP2, let connection = context.channel.parent else { return }
+        let streamID = (try? context.channel.syncOptions?.getOption(HTTP2StreamChannelOptions.streamID)) ?? .maxID
+        let frame = HTTP2Frame(
+            streamID: .rootStream,
+            payload: .goAway(lastStreamID: streamID, errorCode: .noError, opaqueData: nil)
+        )
+        connection.writeAndFlush(frame, promise: nil)
+    }
+
+    private func closeConnection(context: ChannelHandlerContext, abruptly: Bool) {
+        let connection = self.isHTTP2 ? (context.channel.parent ?? context.channel) : context.channel
+        if abruptly {
+            Self.reset(connection)
+        } else if self.isHTTP2 {
+            connection.close(promise: nil)
+        } else {
+            context.close(promise: nil)
+        }
+    }
+
+    /// Resets a TLS connection: `SO_LINGER` 0, then a close issued below the TLS handler so no close_notify is sent.
+    private static func reset(_ connection: any Channel) {
+        let closeBelowTLS: @Sendable () -> Void = {
+            if let tls = try? connection.pipeline.syncOperations.context(handlerType: NIOSSLServerHandler.self) {
+                tls.close(promise: nil)
+            } else {
+                connection.close(promise: nil)
+            }
+        }
+        guard let provider = connection as? any SocketOptionProvider else {
+            closeBelowTLS()
+            return
+        }
+        provider.setSoLinger(linger(l_onoff: 1, l_linger: 0)).whenComplete { _ in closeBelowTLS() }
+    }
+
+    private func addConnectionHeader(to headers: inout HTTPHeaders, request: HTTPRequestHead, close: Bool) {
+        guard !self.isHTTP2 else { return }
+        if close {
+            headers.replaceOrAdd(name: "connection", value: "close")
+        } else if request.version == .http1_0 {
+            headers.replaceOrAdd(name: "connection", value: "keep-alive")
+        }
+    }
+
+    private func responseVersion(for request: HTTPRequestHead) -> HTTPVersion {
+        request.version.major == 2 ? request.version : .http1_1
+    }
+
+    // MARK: - Bodies
+
+    static let gzipBody = ByteBuffer(bytes: GzipEncoder.compress(Array(TestHTTPSServer.gzipText.utf8)))
+
+    static let bombBody = ByteBuffer(bytes: GzipEncoder.zeroBomb(inflatedSize: TestHTTPSServer.bombInflatedSize))
+
+    static func path(of uri: String) -> String {
+        String(uri.prefix { $0 != "?" })
+    }
+
+    /// Everything after `?to=`, percent-decoded (so the target may itself hold `?` and `&`); nil without `to=`.
+    static func redirectTarget(in uri: String) -> String? {
+        guard let range = uri.range(of: "?to=") else { return nil }
+        let raw = String(uri[range.upperBound...])
+        return raw.removingPercentEncoding ?? raw
+    }
+
+    static func headersJSON(_ headers: HTTPHeaders) -> [UInt8] {
+        var object: [String: String] = [:]
+        for (name, value) in headers {
+            let key = name.lowercased()
+            object[key] = object[key].map { "\($0), \(value)" } ?? value
+        }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return Array((try? encoder.encode(object)) ?? Data("{}".utf8))
+    }
+}

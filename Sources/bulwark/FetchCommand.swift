@@ -1,0 +1,129 @@
+import ArgumentParser
+import Bulwark
+import Foundation
+import NIOCore
+import NIOHTTP1
+
+struct FetchCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "fetch",
+        abstract: "Fetch a URL under a trust policy.",
+        discussion: """
+            The policy covers only the URL's host: default chain and host validation against the system roots \
+            plus any --ca files, or public-key pinning with --pin. The body goes to standard output or to \
+            --output; the status line, the verified chain and a progress line for long downloads go to standard \
+            error. \(FailureExit.help)
+            """
+    )
+
+    @Argument(help: "The https URL to fetch.")
+    var url: String
+
+    @OptionGroup var policy: PolicyOptions
+
+    @Option(name: [.customShort("H"), .customLong("header")], help: "A request header, \"Name: value\".")
+    var headers: [String] = []
+
+    @Option(name: [.customShort("o"), .long], help: "Write the body to this file.")
+    var output: String?
+
+    @Option(help: "Give up after this many seconds.")
+    var maxTime: Double = 60
+
+    func run() async throws {
+        do {
+            try await self.fetch()
+        } catch let error as ValidationError {
+            throw error
+        } catch {
+            printError("bulwark fetch: \(error)")
+            throw ExitCode(FailureExit.code(for: error))
+        }
+    }
+
+    private func fetch() async throws {
+        let request = try BulwarkRequest(url: self.url, headers: try self.requestHeaders())
+        guard let host = request.url.host else { throw BulwarkError.Code.invalidURLError(self.url) }
+        let client = try BulwarkClient(configuration: try self.policy.configuration(host: host))
+        defer { Task { try? await client.shutdown() } }
+        let response = try await client.execute(request, timeout: .milliseconds(Int64(self.maxTime * 1000)))
+        printError("\(response.httpVersion) \(response.status.code) \(response.status.reasonPhrase)")
+        if let trusted = response.serverTrust?.trustedChain {
+            printError("trusted; verified chain:")
+            for certificate in trusted.certificates {
+                printError("  \(CertificateSummary(certificate).pinLine)")
+            }
+            for notice in trusted.notices { printError("notice: \(notice)") }
+        }
+        let total = response.headers.first(name: "content-length").flatMap(Int.init)
+        let sink: FileHandle
+        if let output {
+            guard FileManager.default.createFile(atPath: output, contents: nil) else {
+                throw ValidationError("cannot create \(output)")
+            }
+            sink = try FileHandle(forWritingTo: URL(fileURLWithPath: output))
+        } else {
+            sink = FileHandle.standardOutput
+        }
+        var progress = Progress(total: total, enabled: self.output != nil)
+        for try await buffer in response.body {
+            sink.write(Data(buffer.readableBytesView))
+            progress.advance(by: buffer.readableBytes)
+        }
+        progress.finish()
+        if self.output != nil { try sink.close() }
+    }
+
+    private func requestHeaders() throws -> HTTPHeaders {
+        var headers = HTTPHeaders()
+        for header in self.headers {
+            guard let colon = header.firstIndex(of: ":"), colon != header.startIndex else {
+                throw ValidationError("-H takes \"Name: value\", got \"\(header)\"")
+            }
+            headers.add(
+                name: String(header[..<colon]).trimmingCharacters(in: .whitespaces),
+                value: String(header[header.index(after: colon)...]).trimmingCharacters(in: .whitespaces)
+            )
+        }
+        return headers
+    }
+}
+
+extension BulwarkError.Code {
+    static func invalidURLError(_ url: String) -> ValidationError {
+        ValidationError("\"\(url)\" has no host")
+    }
+}
+
+/// A one-line progress display on standard error, redrawn at most every half second.
+struct Progress {
+    let total: Int?
+    let enabled: Bool
+    var received = 0
+    let start = ContinuousClock.now
+    var lastDraw = ContinuousClock.now
+
+    init(total: Int?, enabled: Bool) {
+        self.total = total
+        self.enabled = enabled
+    }
+
+    mutating func advance(by count: Int) {
+        self.received += count
+        guard self.enabled, ContinuousClock.now - self.lastDraw > .milliseconds(500) else { return }
+        self.lastDraw = ContinuousClock.now
+        self.draw(end: "\r")
+    }
+
+    func finish() {
+        if self.enabled { self.draw(end: "\n") }
+    }
+
+    private func draw(end: String) {
+        let elapsed = ContinuousClock.now - self.start
+        let seconds = max(Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18, 0.001)
+        let mib = Double(self.received) / 1_048_576
+        let of = self.total.map { String(format: " / %.1f MiB", Double($0) / 1_048_576) } ?? ""
+        FileHandle.standardError.write(Data(String(format: "  %.1f MiB%@  %.1f MiB/s%@", mib, of, mib / seconds, end).utf8))
+    }
+}

@@ -1,0 +1,77 @@
+import ArgumentParser
+import Bulwark
+import Foundation
+
+struct InspectCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "inspect",
+        abstract: "Show a server's presented and verified certificate chains and the trust verdict.",
+        discussion: """
+            Connects with TLS only (no HTTP request is sent), prints every certificate the server presented with \
+            its subject, issuer, validity, names and pins, then the verdict of the trust policy and, when \
+            trusted, the verified chain the pins were checked against: `openssl s_client -showcerts` and a trust \
+            dump in one command. \(FailureExit.help)
+            """
+    )
+
+    @Argument(help: "An https URL, or HOST:PORT.")
+    var target: String
+
+    @OptionGroup var policy: PolicyOptions
+
+    func run() async throws {
+        let (host, port) = try self.hostAndPort()
+        print("Connecting to \(host):\(port)")
+        do {
+            let stream = try await TLSStream.connect(
+                host: host,
+                port: port,
+                configuration: try self.policy.configuration(host: host)
+            )
+            defer { Task { try? await stream.close() } }
+            self.printChain("Presented chain", stream.serverTrust.presentedChain.map(CertificateSummary.init))
+            print("Verdict: trusted")
+            if let trusted = stream.serverTrust.trustedChain {
+                self.printChain("Verified chain", trusted.certificates.map(CertificateSummary.init))
+                for notice in trusted.notices { print("Notice: \(notice)") }
+            }
+        } catch let error as BulwarkError {
+            if let refusal = error.trustRefusal {
+                self.printChain("Presented chain", refusal.presentedChain)
+                print("Verdict: refused")
+                for reason in refusal.reasons {
+                    print(String(describing: reason).split(separator: "\n").map { "  " + $0 }.joined(separator: "\n"))
+                }
+            } else {
+                print("Verdict: no handshake: \(error)")
+            }
+            throw ExitCode(FailureExit.code(for: error))
+        }
+    }
+
+    private func printChain(_ title: String, _ chain: [CertificateSummary]) {
+        print("\(title) (\(chain.count)):")
+        for (index, summary) in chain.enumerated() {
+            print("  [\(index)] \(summary.subject)")
+            print("      issuer:     \(summary.issuer)")
+            print("      valid:      \(summary.notValidBefore.formatted(.iso8601)) to \(summary.notValidAfter.formatted(.iso8601))")
+            let names = summary.subjectAlternativeNames.isEmpty ? "(none)" : summary.subjectAlternativeNames.joined(separator: ", ")
+            print("      names:      \(names)")
+            print("      key pin:    \(summary.publicKeyPin)")
+            print("      sha256:     \(summary.certificatePin.fingerprint)")
+        }
+    }
+
+    private func hostAndPort() throws -> (String, Int) {
+        if self.target.contains("://") {
+            guard let url = URL(string: self.target), let host = url.host(percentEncoded: false) else {
+                throw ValidationError("\"\(self.target)\" is not a URL")
+            }
+            return (host, url.port ?? 443)
+        }
+        guard let colon = self.target.lastIndex(of: ":"), let port = Int(self.target[self.target.index(after: colon)...]) else {
+            return (self.target, 443)
+        }
+        return (String(self.target[..<colon]), port)
+    }
+}
