@@ -145,6 +145,31 @@ struct ClientTrustTests {
         try await interceptor.shutdown()
     }
 
+    @Test func everyHandshakeEmitsATrustEvent() async throws {
+        let chain = try TestChain.make(host: Harness.host)
+        let server = try await Harness.server(chain)
+        let interceptor = try await TestHTTPSServer.startInterceptor(forging: Harness.host)
+        let monitor = RecordingEventMonitor()
+        let pins = try PinSet([
+            Pin.publicKey(of: chain.intermediate!.certificate), Pin.publicKey(of: chain.root.certificate),
+        ])
+        let evaluator = PublicKeysTrustEvaluator(pinSet: pins, roots: .custom([chain.root.certificate, interceptor.forgedRoot!]))
+        let client = try Harness.client(for: server, evaluator: evaluator) { configuration in
+            configuration.eventMonitor = monitor
+            configuration.resolveOverrides["\(Harness.host):\(interceptor.port)"] = "127.0.0.1"
+        }
+        _ = try await Harness.get(client, Harness.url(server, "/hello"))
+        await Harness.expectError(.trustRefused) { _ = try await Harness.get(client, Harness.url(interceptor, "/hello")) }
+        let events = monitor.events
+        #expect(events.map(\.kind) == [.trustEvaluated, .pinFailed])
+        #expect(events.map(\.host) == [Harness.host, Harness.host])
+        #expect(events.last?.shortDescription == "pin_failed:pin_mismatch")
+        #expect(events.last?.message.contains("Pinned certificates for \(Harness.host)") == true)
+        try await client.shutdown()
+        try await server.shutdown()
+        try await interceptor.shutdown()
+    }
+
     @Test func unlistedHostIsRefusedInTheHandshake() async throws {
         let chain = try TestChain.make(host: Harness.host)
         let server = try await Harness.server(chain)

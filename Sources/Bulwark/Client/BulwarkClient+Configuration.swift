@@ -16,6 +16,9 @@ extension BulwarkClient {
         ///
         /// > Warning: Plain HTTP is readable and changeable by anyone on the path. Off by default.
         public var allowsPlainHTTP: Bool = false
+        /// Receives every security event: trust decisions, refused redirects, stripped credentials, insecure
+        /// options. Compose several with ``CompositeEventMonitor``.
+        public var eventMonitor: any EventMonitor = CompositeEventMonitor([])
         /// Connect to another address for a host and port, like curl's `--resolve HOST:PORT:ADDR`: the TLS name
         /// (SNI) and the trust evaluation still use the URL's host. Keys are `"host:port"`.
         public var resolveOverrides: [String: String] = [:]

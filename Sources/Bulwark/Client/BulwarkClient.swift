@@ -48,11 +48,21 @@ public final class BulwarkClient: Sendable {
     /// - Throws: ``BulwarkError``; cancelling the task cancels the request.
     public func execute(_ request: BulwarkRequest, deadline: NIODeadline? = nil) async throws -> BulwarkResponse {
         let target = try RequestTarget(request.url)
-        if !target.isTLS && !self.configuration.allowsPlainHTTP {
-            throw BulwarkError(
-                .plainHTTPNotAllowed,
-                host: target.host,
-                detail: "plain http:// is refused; set allowsPlainHTTP to opt in"
+        if !target.isTLS {
+            guard self.configuration.allowsPlainHTTP else {
+                throw BulwarkError(
+                    .plainHTTPNotAllowed,
+                    host: target.host,
+                    detail: "plain http:// is refused; set allowsPlainHTTP to opt in"
+                )
+            }
+            self.configuration.eventMonitor.record(
+                SecurityEvent(
+                    kind: .insecureOptionUsed,
+                    host: target.host,
+                    reason: "plain_http",
+                    message: "request sent over plain HTTP (allowsPlainHTTP)"
+                )
             )
         }
         let key = ConnectionPool.Key(scheme: target.scheme, host: target.host, port: target.port)

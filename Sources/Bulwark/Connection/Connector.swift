@@ -48,7 +48,11 @@ struct Connector: Sendable {
         configure: @escaping @Sendable (any Channel, String?) throws -> Configured
     ) async throws -> (any Channel, Configured, ServerTrustInfo) {
         let eventLoop = self.eventLoopGroup.next()
-        let verification = TrustVerification(manager: self.configuration.trust, host: host)
+        let verification = TrustVerification(
+            manager: self.configuration.trust,
+            host: host,
+            monitor: self.configuration.eventMonitor
+        )
         let handshakePromise = eventLoop.makePromise(of: (Configured, String?).self)
         let sslContext = self.sslContext
         let serverName = HostName.isIPAddress(host) ? nil : host

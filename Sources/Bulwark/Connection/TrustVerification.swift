@@ -13,11 +13,13 @@ import X509
 final class TrustVerification: Sendable {
     let manager: ServerTrustManager
     let host: String
+    let monitor: any EventMonitor
     private let state = NIOLockedValueBox<(decision: TrustDecision?, presented: [Certificate])>((nil, []))
 
-    init(manager: ServerTrustManager, host: String) {
+    init(manager: ServerTrustManager, host: String, monitor: any EventMonitor) {
         self.manager = manager
         self.host = host
+        self.monitor = monitor
     }
 
     /// The decision, once the handshake reached certificate verification.
@@ -40,6 +42,7 @@ final class TrustVerification: Sendable {
                     presentedChain: []
                 )
                 self.state.withLockedValue { $0 = (.refused(refusal), []) }
+                TrustEvents.report(.refused(refusal), to: self.monitor)
                 promise.succeed(.failed)
                 return
             }
@@ -49,6 +52,7 @@ final class TrustVerification: Sendable {
         Task {
             let decision = await manager.evaluate(chain, forHost: host)
             self.state.withLockedValue { $0 = (decision, chain) }
+            TrustEvents.report(decision, to: self.monitor)
             promise.succeed(decision.isTrusted ? .certificateVerified(VerificationMetadata(nil)) : .failed)
         }
     }

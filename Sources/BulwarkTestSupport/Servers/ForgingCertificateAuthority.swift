@@ -11,10 +11,11 @@ final class ForgingCertificateAuthority: Sendable {
 
     /// A CA whose first forged leaf names `host` (as an IP address SAN when `host` is an IP address).
     init(host: String) throws {
-        let isIPAddress = IPv4Parsing.parse(host) != nil || IPv6Parsing.parse(host) != nil
-        self.defaultChain = isIPAddress
-            ? try TestChain.make(.ipAddressSAN, host: host, ipAddress: host)
-            : try TestChain.make(host: host)
+        if IPv4Parsing.parse(host) != nil || IPv6Parsing.parse(host) != nil {
+            self.defaultChain = try TestChain.make(.ipAddressSAN, host: host, ipAddress: host)
+        } else {
+            self.defaultChain = try TestChain.make(host: host)
+        }
     }
 
     /// The callback NIOSSL calls with each ClientHello's SNI name.

@@ -6,10 +6,10 @@ final class GarbageResponderHandler: ChannelInboundHandler {
     typealias OutboundOut = ByteBuffer
 
     /// What the server writes: an HTTP/1.1 response head followed by junk, none of it a TLS record.
-    static let garbage: [UInt8] = Array("HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n".utf8)
-        + Array("this is not TLS \u{1}\u{2}\u{3} garbage garbage garbage\r\n".utf8)
+    static let garbage = Array("HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\nnot TLS \u{1}\u{2}\u{3} junk\r\n".utf8)
 
     private let closeAfter: TimeAmount
+    private var responded = false
 
     init(closeAfter: TimeAmount) {
         self.closeAfter = closeAfter
@@ -29,8 +29,6 @@ final class GarbageResponderHandler: ChannelInboundHandler {
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         // Discard whatever the client sends (its ClientHello).
     }
-
-    private var responded = false
 
     private func respond(context: ChannelHandlerContext) {
         guard !self.responded else { return }

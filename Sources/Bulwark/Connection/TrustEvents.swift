@@ -1,0 +1,46 @@
+import BulwarkPolicy
+
+/// Turns trust decisions into security events: one per handshake, plus one per notice.
+enum TrustEvents {
+    static func report(_ decision: TrustDecision, to monitor: any EventMonitor) {
+        switch decision {
+        case .trusted(let chain):
+            monitor.record(
+                SecurityEvent(
+                    kind: .trustEvaluated,
+                    host: chain.host,
+                    message: "chain trusted",
+                    details: ["chain": chain.certificates.map { CertificateSummary($0).pinLine }.joined(separator: "\n")]
+                )
+            )
+            for notice in chain.notices {
+                monitor.record(Self.event(for: notice, host: chain.host))
+            }
+        case .refused(let refusal):
+            let pinFailure = refusal.reasons.contains {
+                if case .pinMismatch = $0 { return true }
+                if case .certificateNotPinned = $0 { return true }
+                return false
+            }
+            monitor.record(
+                SecurityEvent(
+                    kind: pinFailure ? .pinFailed : .trustRefused,
+                    host: refusal.host,
+                    reason: refusal.shortDescription,
+                    message: String(describing: refusal),
+                    details: ["presented": refusal.presentedChain.map(\.pinLine).joined(separator: "\n")]
+                )
+            )
+        }
+    }
+
+    static func event(for notice: TrustNotice, host: String) -> SecurityEvent {
+        let kind: SecurityEvent.Kind
+        switch notice {
+        case .reportOnlyPinViolation: kind = .reportOnlyViolation
+        case .pinSetExpired: kind = .pinSetExpired
+        case .validationDisabled: kind = .insecureOptionUsed
+        }
+        return SecurityEvent(kind: kind, host: host, reason: notice.shortDescription, message: String(describing: notice))
+    }
+}

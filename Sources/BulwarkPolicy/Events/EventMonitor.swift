@@ -1,0 +1,41 @@
+/// Receives security events. Implement only what you need: the default does nothing.
+///
+/// Monitors are called synchronously on the thread where the event happened (often an event loop): do not block;
+/// hand slow work (files, network) to a queue or task of your own.
+public protocol EventMonitor: Sendable {
+    /// Called for every event.
+    func record(_ event: SecurityEvent)
+}
+
+extension EventMonitor {
+    public func record(_ event: SecurityEvent) {}
+}
+
+/// Sends every event to each of its monitors, in order.
+public struct CompositeEventMonitor: EventMonitor {
+    public let monitors: [any EventMonitor]
+
+    public init(_ monitors: [any EventMonitor]) {
+        self.monitors = monitors
+    }
+
+    public func record(_ event: SecurityEvent) {
+        for monitor in self.monitors {
+            monitor.record(event)
+        }
+    }
+}
+
+/// Keeps every event in memory, for tests and for tools that print them afterwards.
+public final class RecordingEventMonitor: EventMonitor {
+    private let storage = LockedEvents()
+
+    public init() {}
+
+    public func record(_ event: SecurityEvent) {
+        self.storage.append(event)
+    }
+
+    /// The events so far, oldest first.
+    public var events: [SecurityEvent] { self.storage.snapshot }
+}

@@ -1,0 +1,91 @@
+import Foundation
+
+/// Something security-relevant that happened: a trust decision, a refused redirect, a stripped credential.
+///
+/// Events carry host names, pins, reasons and URLs without query strings, never a credential, cookie or header
+/// value. ``shortDescription`` is bounded and value-free, fit for metric labels.
+public struct SecurityEvent: Sendable, CustomStringConvertible {
+    /// What happened. Compare with the static members.
+    public struct Kind: Hashable, Sendable, CustomStringConvertible {
+        public let name: String
+        private init(_ name: String) { self.name = name }
+
+        /// A chain was trusted for a host.
+        public static let trustEvaluated = Kind("trust_evaluated")
+        /// A chain was refused; `reason` is the first failure's label.
+        public static let trustRefused = Kind("trust_refused")
+        /// A pinned key or certificate was found on the verified chain.
+        public static let pinMatched = Kind("pin_matched")
+        /// No pin matched and the pin set is enforced.
+        public static let pinFailed = Kind("pin_failed")
+        /// The host's pin set has expired and was not enforced.
+        public static let pinSetExpired = Kind("pin_set_expired")
+        /// A report-only pin set did not match; the connection proceeded.
+        public static let reportOnlyViolation = Kind("report_only_violation")
+        /// A redirect hop was followed.
+        public static let redirectFollowed = Kind("redirect_followed")
+        /// A redirect hop was refused.
+        public static let redirectRefused = Kind("redirect_refused")
+        /// A request was refused because its host is not in the allowlist.
+        public static let requestRefusedByAllowlist = Kind("request_refused_by_allowlist")
+        /// Credentials were removed from a request (origin change, out-of-scope URL).
+        public static let credentialStripped = Kind("credential_stripped")
+        /// An option that weakens security was used (disabled validation, plain HTTP, https→http redirects).
+        public static let insecureOptionUsed = Kind("insecure_option_used")
+        /// Credentials, cookies and pooled connections were wiped.
+        public static let signOut = Kind("sign_out")
+
+        /// Every kind, for monitors that pre-register metrics.
+        public static let all: [Kind] = [
+            .trustEvaluated, .trustRefused, .pinMatched, .pinFailed, .pinSetExpired, .reportOnlyViolation,
+            .redirectFollowed, .redirectRefused, .requestRefusedByAllowlist, .credentialStripped,
+            .insecureOptionUsed, .signOut,
+        ]
+
+        public var description: String { self.name }
+    }
+
+    public let kind: Kind
+    public let time: Date
+    /// The host concerned, when there is one.
+    public let host: String?
+    /// The request that caused the event, when there is one (unique within a process).
+    public let requestID: UInt64?
+    /// A bounded, value-free label of why (`pin_mismatch`, `scheme_downgrade`, …), or nil.
+    public let reason: String?
+    /// A human sentence with the specifics (from and to URLs without queries, pins, chain lines). Never secrets.
+    public let message: String
+    /// Structured specifics for log monitors (`from`, `to`, `pins`, `chain`, …). Never secrets.
+    public let details: [String: String]
+
+    public init(
+        kind: Kind,
+        host: String? = nil,
+        requestID: UInt64? = nil,
+        reason: String? = nil,
+        message: String,
+        details: [String: String] = [:],
+        time: Date = Date()
+    ) {
+        self.kind = kind
+        self.time = time
+        self.host = host
+        self.requestID = requestID
+        self.reason = reason
+        self.message = message
+        self.details = details
+    }
+
+    /// `kind` or `kind:reason`: bounded and value-free.
+    public var shortDescription: String {
+        guard let reason else { return self.kind.name }
+        return "\(self.kind.name):\(reason)"
+    }
+
+    /// One sentence: what, where and why.
+    public var description: String {
+        var text = self.kind.name
+        if let host { text += " [\(host)]" }
+        return text + ": " + self.message
+    }
+}
