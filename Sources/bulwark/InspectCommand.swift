@@ -46,6 +46,11 @@ struct InspectCommand: AsyncParsableCommand {
                 print("Verdict: no handshake: \(error)")
             }
             throw ExitCode(FailureExit.code(for: error))
+        } catch let error as ValidationError {
+            throw error
+        } catch {
+            printError("bulwark inspect: \(error)")
+            throw ExitCode(FailureExit.code(for: error))
         }
     }
 

@@ -54,6 +54,9 @@ struct PolicyOptions: ParsableArguments {
 /// Exit statuses per failure class, shared by `fetch` and `inspect`.
 enum FailureExit {
     static func code(for error: any Error) -> Int32 {
+        if error is PinError || error is HostPatternError || error is CertificateLoadingError {
+            return 2
+        }
         guard let error = error as? BulwarkError else { return 1 }
         switch error.code {
         case .invalidURL, .plainHTTPNotAllowed: return 2

@@ -1,0 +1,157 @@
+import Bulwark
+import BulwarkTestSupport
+import Foundation
+import Testing
+
+/// Runs the built `bulwark` executable (from this package's .build) and pins its output.
+enum CLI {
+    struct Result {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+    }
+
+    static var binary: URL {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        return root.appending(path: ".build/debug/bulwark")
+    }
+
+    static func run(_ arguments: [String]) async throws -> Result {
+        let directory = FileManager.default.temporaryDirectory.appending(path: "bulwark-cli-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let outURL = directory.appending(path: "out")
+        let errURL = directory.appending(path: "err")
+        FileManager.default.createFile(atPath: outURL.path, contents: nil)
+        FileManager.default.createFile(atPath: errURL.path, contents: nil)
+        let process = Process()
+        process.executableURL = Self.binary
+        process.arguments = arguments
+        process.standardOutput = try FileHandle(forWritingTo: outURL)
+        process.standardError = try FileHandle(forWritingTo: errURL)
+        var environment = ProcessInfo.processInfo.environment
+        environment["SWIFT_BACKTRACE"] = "enable=no"
+        process.environment = environment
+        let status: Int32 = try await withCheckedThrowingContinuation { continuation in
+            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
+            do { try process.run() } catch { continuation.resume(throwing: error) }
+        }
+        return Result(
+            status: status,
+            stdout: (try? String(contentsOf: outURL, encoding: .utf8)) ?? "",
+            stderr: (try? String(contentsOf: errURL, encoding: .utf8)) ?? ""
+        )
+    }
+
+    static func write(_ text: String, name: String) throws -> String {
+        let url = FileManager.default.temporaryDirectory.appending(path: "bulwark-cli-\(UUID())-\(name)")
+        try text.write(to: url, atomically: true, encoding: .utf8)
+        return url.path
+    }
+}
+
+@Suite("The bulwark command")
+struct CLITests {
+    @Test func pinPrintsEveryCertificateWithOpenSSLsValues() async throws {
+        let rsa = try CertificateFactory.issueLeaf(from: nil, commonName: "rsa.bulwark.test", dnsNames: ["rsa.bulwark.test"], key: .rsa2048)
+        let chain = try TestChain.make(host: Harness.host)
+        let file = try CLI.write(rsa.certificatePEM + chain.leaf.certificatePEM, name: "bundle.pem")
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        let result = try await CLI.run(["pin", file])
+        #expect(result.status == 0, "\(result.stderr)")
+        var expected: [String] = []
+        for (index, certificate) in [rsa.certificate, chain.leaf.certificate].enumerated() {
+            let summary = CertificateSummary(certificate)
+            expected += [
+                "\(file) [\(index + 1)/2]",
+                "  subject:     \(summary.subject)",
+                "  issuer:      \(summary.issuer)",
+                "  not before:  \(summary.notValidBefore.formatted(.iso8601))",
+                "  not after:   \(summary.notValidAfter.formatted(.iso8601))",
+                "  names:       \(summary.subjectAlternativeNames.joined(separator: ", "))",
+                "  key pin:     \(summary.publicKeyPin)",
+                "  sha256:      \(summary.certificatePin.fingerprint)",
+            ]
+        }
+        #expect(result.stdout == expected.joined(separator: "\n") + "\n")
+    }
+
+    @Test func pinReportsUnreadableAndMalformedFilesByName() async throws {
+        let garbage = try CLI.write("-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n", name: "bad.pem")
+        defer { try? FileManager.default.removeItem(atPath: garbage) }
+        let result = try await CLI.run(["pin", garbage, "/nonexistent/cert.pem"])
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("\(garbage): malformed PEM certificate"))
+        #expect(result.stderr.contains("/nonexistent/cert.pem: cannot read file"))
+    }
+
+    @Test func fetchUnderPolicyAndItsExitCodes() async throws {
+        let chain = try TestChain.make(host: Harness.host)
+        let server = try await Harness.server(chain)
+        defer { Task { try? await server.shutdown() } }
+        let root = try CLI.write(chain.root.certificatePEM, name: "root.pem")
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let url = Harness.url(server, "/hello")
+        let resolve = "\(Harness.host):\(server.port):127.0.0.1"
+
+        let ok = try await CLI.run(["fetch", url, "--ca", root, "--resolve", resolve])
+        #expect(ok.status == 0, "\(ok.stderr)")
+        #expect(ok.stdout == "hello")
+        #expect(ok.stderr.contains("200 OK"))
+        #expect(ok.stderr.contains("trusted; verified chain:"))
+
+        let intermediatePin = Pin.publicKey(of: chain.intermediate!.certificate).description
+        let pinned = try await CLI.run(["fetch", url, "--ca", root, "--resolve", resolve, "--pin", intermediatePin, "--allow-single-pin"])
+        #expect(pinned.status == 0, "\(pinned.stderr)")
+
+        let wrongPin = "sha256/" + Data(repeating: 3, count: 32).base64EncodedString()
+        let wrongPin2 = "sha256/" + Data(repeating: 4, count: 32).base64EncodedString()
+        let refused = try await CLI.run(["fetch", url, "--ca", root, "--resolve", resolve, "--pin", wrongPin, "--pin", wrongPin2])
+        #expect(refused.status == 5)
+        #expect(refused.stderr.contains("Certificate pinning failure!"))
+        #expect(refused.stderr.contains(wrongPin))
+
+        let single = try await CLI.run(["fetch", url, "--ca", root, "--resolve", resolve, "--pin", wrongPin])
+        #expect(single.status == 2)
+        #expect(single.stderr.contains("backup pin"))
+
+        let untrusted = try await CLI.run(["fetch", url, "--resolve", resolve])
+        #expect(untrusted.status == 5)
+
+        let closedPort = try await CLI.run(["fetch", "https://\(Harness.host):1/", "--resolve", "\(Harness.host):1:127.0.0.1"])
+        #expect(closedPort.status == 3)
+
+        let output = FileManager.default.temporaryDirectory.appending(path: "bulwark-cli-\(UUID())-body").path
+        defer { try? FileManager.default.removeItem(atPath: output) }
+        let download = try await CLI.run(["fetch", Harness.url(server, "/bytes/2000000"), "--ca", root, "--resolve", resolve, "-o", output])
+        #expect(download.status == 0, "\(download.stderr)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: output)) == Data(TestHTTPSServer.bytesBody(count: 2_000_000)))
+        #expect(download.stderr.contains("1.9 MiB / 1.9 MiB"))
+        #expect(server.requests.count == 3, "only the three trusted fetches may reach the server")
+    }
+
+    @Test func inspectShowsChainsAndVerdictWithoutSendingARequest() async throws {
+        let chain = try TestChain.make(host: Harness.host)
+        let server = try await Harness.server(chain, alpn: ["http/1.1"])
+        defer { Task { try? await server.shutdown() } }
+        let root = try CLI.write(chain.root.certificatePEM, name: "root.pem")
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let target = "\(Harness.host):\(server.port)"
+        let resolve = "\(target):127.0.0.1"
+
+        let trusted = try await CLI.run(["inspect", target, "--ca", root, "--resolve", resolve])
+        #expect(trusted.status == 0, "\(trusted.stderr)")
+        #expect(trusted.stdout.contains("Presented chain (2):"))
+        #expect(trusted.stdout.contains("Verdict: trusted"))
+        #expect(trusted.stdout.contains("Verified chain (3):"))
+        #expect(trusted.stdout.contains("key pin:    \(Pin.publicKey(of: chain.intermediate!.certificate))"))
+
+        let refused = try await CLI.run(["inspect", target, "--resolve", resolve])
+        #expect(refused.status == 5)
+        #expect(refused.stdout.contains("Presented chain (2):"))
+        #expect(refused.stdout.contains("Verdict: refused"))
+        #expect(server.receivedApplicationBytes == 0)
+        #expect(server.requests.isEmpty)
+    }
+}
