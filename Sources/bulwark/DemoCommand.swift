@@ -19,6 +19,8 @@ struct DemoCommand: AsyncParsableCommand {
 
     static let host = "api.bulwark.test"
 
+    @OptionGroup var eventLog: EventLogOptions
+
     func run() async throws {
         let host = Self.host
         print("Bulwark demo: a pinned HTTPS client against local servers (127.0.0.1 only)\n")
@@ -45,6 +47,7 @@ struct DemoCommand: AsyncParsableCommand {
         var configuration = BulwarkClient.Configuration(
             trust: try ServerTrustManager(evaluators: [host: .publicKeys(pins, roots: .custom(roots))])
         )
+        if let monitor = try self.eventLog.monitor() { configuration.eventMonitor = monitor }
         print("Policy for \(host): public-key pins (intermediate, backup); every other host is refused")
         for pin in pins.pins { print("  \(pin)") }
         print("")

@@ -12,7 +12,9 @@ struct FetchCommand: AsyncParsableCommand {
             The policy covers only the URL's host: default chain and host validation against the system roots \
             plus any --ca files, or public-key pinning with --pin. The body goes to standard output or to \
             --output; the status line, the verified chain and a progress line for long downloads go to standard \
-            error. \(FailureExit.help)
+            error. Redirects are followed under Bulwark's redirect policy (the URL's host only, https only, no port \
+            change, at most --max-redirects hops); each hop and its verdict is printed on standard error. \
+            \(FailureExit.help) A refused redirect exits with 8.
             """
     )
 
@@ -20,6 +22,8 @@ struct FetchCommand: AsyncParsableCommand {
     var url: String
 
     @OptionGroup var policy: PolicyOptions
+
+    @OptionGroup var eventLog: EventLogOptions
 
     @Option(name: [.customShort("H"), .customLong("header")], help: "A request header, \"Name: value\".")
     var headers: [String] = []
@@ -30,11 +34,21 @@ struct FetchCommand: AsyncParsableCommand {
     @Option(help: "Give up after this many seconds.")
     var maxTime: Double = 60
 
+    @Option(help: "Follow at most this many redirects (0: none).")
+    var maxRedirects: Int = 5
+
+    /// The exit status of a refused redirect.
+    static let redirectRefusedExit: Int32 = 8
+
     func run() async throws {
         do {
             try await self.fetch()
         } catch let error as ValidationError {
             throw error
+        } catch let error as BulwarkError where error.code == .redirectRefused {
+            Self.printRedirects(error.redirects)
+            printError("bulwark fetch: \(error)")
+            throw ExitCode(Self.redirectRefusedExit)
         } catch {
             printError("bulwark fetch: \(error)")
             throw ExitCode(FailureExit.code(for: error))
@@ -44,9 +58,14 @@ struct FetchCommand: AsyncParsableCommand {
     private func fetch() async throws {
         let request = try BulwarkRequest(url: self.url, headers: try self.requestHeaders())
         guard let host = request.url.host else { throw BulwarkError.Code.invalidURLError(self.url) }
-        let client = try BulwarkClient(configuration: try self.policy.configuration(host: host))
+        var configuration = try self.policy.configuration(host: host)
+        if let monitor = try self.eventLog.monitor() { configuration.eventMonitor = monitor }
+        guard self.maxRedirects >= 0 else { throw ValidationError("--max-redirects must be 0 or more") }
+        configuration.redirects.maximumHops = self.maxRedirects
+        let client = try BulwarkClient(configuration: configuration)
         defer { Task { try? await client.shutdown() } }
         let response = try await client.execute(request, timeout: .milliseconds(Int64(self.maxTime * 1000)))
+        Self.printRedirects(response.redirects)
         printError("\(response.httpVersion) \(response.status.code) \(response.status.reasonPhrase)")
         if let trusted = response.serverTrust?.trustedChain {
             printError("trusted; verified chain:")
@@ -72,6 +91,14 @@ struct FetchCommand: AsyncParsableCommand {
         }
         progress.finish()
         if self.output != nil { try sink.close() }
+    }
+
+    /// One line per redirect on standard error: `redirect N: STATUS FROM -> METHOD TO: follow`, or the refusal's
+    /// reason and sentence. URLs are shown without queries.
+    static func printRedirects(_ redirects: [RedirectRecord]) {
+        for (index, record) in redirects.enumerated() {
+            printError("redirect \(index + 1): \(record)")
+        }
     }
 
     private func requestHeaders() throws -> HTTPHeaders {

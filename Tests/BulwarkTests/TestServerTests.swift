@@ -81,7 +81,7 @@ struct TestServerTests {
         #expect(raw.exitCode == 0, "\(raw.stderr)")
         #expect(raw.file("BOMB").count < 70_000)
         // gzip checks the CRC-32 and the length of what it inflates.
-        let inflated = try await CurlRun.shell("gzip -dc '\(raw.directory.path)/BOMB' | wc -c")
+        let inflated = try await CurlRun.shell("gzip -dc BOMB | wc -c", files: ["BOMB": raw.file("BOMB")])
         #expect(inflated.exitCode == 0, "\(inflated.stderr)")
         #expect(Int(inflated.stdoutText.trimmingCharacters(in: .whitespacesAndNewlines)) == 64 * 1024 * 1024)
         let small = try await Self.curl(server, chain.root, ["--compressed"], paths: ["/bomb/1000"])
@@ -119,14 +119,13 @@ struct TestServerTests {
     @Test(arguments: ["--http1.1", "--http2"])
     func largeUploadWithExpectContinueIsEchoed(protocolFlag: String) async throws {
         let (server, chain) = try await Self.startServer()
-        let upload = try CurlRun.makeDirectory().appendingPathComponent("upload")
         let body = (0..<2_000_000).map { UInt8(truncatingIfNeeded: $0 &* 7) }
-        try Data(body).write(to: upload)
         let result = try await Self.curl(
             server,
             chain.root,
-            [protocolFlag, "-H", "Expect: 100-continue", "--data-binary", "@\(upload.path)", "-o", "ECHO"],
-            paths: ["/echo"]
+            [protocolFlag, "-H", "Expect: 100-continue", "--data-binary", "@UPLOAD", "-o", "ECHO"],
+            paths: ["/echo"],
+            files: ["UPLOAD": body]
         )
         #expect(result.exitCode == 0, "\(result.stderr)")
         #expect(result.file("ECHO") == body)
@@ -159,6 +158,8 @@ struct TestServerTests {
         )
         let lines = result.stdoutText.split(separator: "\n").map(String.init)
         #expect(lines == ["418 ", "307 \(server.url("/hello?x=1", host: Self.host))", "404 "], "\(result.stderr)")
+        let bad = try await Self.curl(server, chain.root, ["-o", "/dev/null", "-w", "%{http_code}"], paths: ["/slow/x"])
+        #expect(bad.stdoutText == "400")
         try await server.shutdown()
     }
 
@@ -325,15 +326,17 @@ struct TestServerTests {
         return (server, chain)
     }
 
-    /// `curl -sS --cacert ROOT --resolve HOST:PORT:127.0.0.1 OPTIONS https://HOST:PORT/PATH…`.
+    /// `curl -sS --cacert ROOT --resolve HOST:PORT:127.0.0.1 OPTIONS https://HOST:PORT/PATH…`, run in a directory
+    /// holding `files`.
     static func curl(
         _ server: TestHTTPSServer,
         _ root: TestIdentity,
         host: String = Self.host,
         _ options: [String] = [],
-        paths: [String]
+        paths: [String],
+        files: [String: [UInt8]] = [:]
     ) async throws -> CurlRun {
-        try await Self.curl(server, root.certificate, host: host, options, paths: paths)
+        try await Self.curl(server, root.certificate, host: host, options, paths: paths, files: files)
     }
 
     static func curl(
@@ -341,55 +344,60 @@ struct TestServerTests {
         _ root: Certificate,
         host: String = Self.host,
         _ options: [String] = [],
-        paths: [String]
+        paths: [String],
+        files: [String: [UInt8]] = [:]
     ) async throws -> CurlRun {
-        let directory = try CurlRun.makeDirectory()
-        let rootFile = directory.appendingPathComponent("root.pem")
-        try root.serializeAsPEM().pemString.write(to: rootFile, atomically: true, encoding: .utf8)
-        let base = ["-sS", "--cacert", rootFile.path, "--resolve", "\(host):\(server.port):127.0.0.1"]
+        var files = files
+        files["root.pem"] = Array(try root.serializeAsPEM().pemString.utf8)
+        let base = ["-sS", "--cacert", "root.pem", "--resolve", "\(host):\(server.port):127.0.0.1"]
         let urls = paths.map { server.url($0, host: host) }
-        return try await CurlRun.execute("/usr/bin/env", ["curl"] + base + options + urls, in: directory)
+        return try await CurlRun.execute("/usr/bin/env", ["curl"] + base + options + urls, files: files)
     }
 }
 
 extension TestServerTests {
-    /// A finished curl (or shell) process, run in its own temporary directory.
+    /// A finished curl (or shell) process. It ran in a temporary directory, deleted since; what it wrote there was
+    /// kept.
     struct CurlRun {
         let exitCode: Int32
         let stdout: [UInt8]
         let stderr: String
-        let directory: URL
+        let files: [String: [UInt8]]
 
         var stdoutText: String { String(decoding: self.stdout, as: UTF8.self) }
 
-        /// A file the process wrote into its directory (`-o NAME`, `-D NAME`).
+        /// A file the process wrote into its directory (`-o NAME`, `-D NAME`); empty if none.
         func file(_ name: String) -> [UInt8] {
-            (try? Array(Data(contentsOf: self.directory.appendingPathComponent(name)))) ?? []
+            self.files[name] ?? []
         }
 
         func fileText(_ name: String) -> String {
             String(decoding: self.file(name), as: UTF8.self)
         }
 
-        /// `sh -c LINE`.
-        static func shell(_ line: String) async throws -> CurlRun {
-            try await Self.execute("/bin/sh", ["-c", line], in: try Self.makeDirectory())
+        /// `sh -c LINE`, with input `files` in its working directory.
+        static func shell(_ line: String, files: [String: [UInt8]] = [:]) async throws -> CurlRun {
+            try await Self.execute("/bin/sh", ["-c", line], files: files)
         }
 
-        static func makeDirectory() throws -> URL {
-            let directory = FileManager.default.temporaryDirectory
-                .appendingPathComponent("bulwark-curl-\(UUID().uuidString)")
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-            return directory
-        }
-
-        /// Runs the process to its end without blocking a concurrency thread; output goes to files, so a large
+        /// Runs the process to its end without blocking a concurrency thread; its output goes to files, so a large
         /// body cannot fill a pipe.
-        static func execute(_ executable: String, _ arguments: [String], in directory: URL) async throws -> CurlRun {
+        static func execute(
+            _ executable: String,
+            _ arguments: [String],
+            files: [String: [UInt8]]
+        ) async throws -> CurlRun {
+            let manager = FileManager.default
+            let directory = manager.temporaryDirectory.appendingPathComponent("bulwark-curl-\(UUID().uuidString)")
+            try manager.createDirectory(at: directory, withIntermediateDirectories: true)
+            defer { try? manager.removeItem(at: directory) }
+            for (name, bytes) in files {
+                try Data(bytes).write(to: directory.appendingPathComponent(name))
+            }
             let stdoutURL = directory.appendingPathComponent(".stdout")
             let stderrURL = directory.appendingPathComponent(".stderr")
-            FileManager.default.createFile(atPath: stdoutURL.path, contents: nil)
-            FileManager.default.createFile(atPath: stderrURL.path, contents: nil)
+            manager.createFile(atPath: stdoutURL.path, contents: nil)
+            manager.createFile(atPath: stderrURL.path, contents: nil)
             let process = Process()
             process.executableURL = URL(fileURLWithPath: executable)
             process.arguments = arguments
@@ -405,11 +413,15 @@ extension TestServerTests {
                     continuation.resume(throwing: error)
                 }
             }
+            var written: [String: [UInt8]] = [:]
+            for name in try manager.contentsOfDirectory(atPath: directory.path) where !name.hasPrefix(".") {
+                written[name] = Array(try Data(contentsOf: directory.appendingPathComponent(name)))
+            }
             return CurlRun(
                 exitCode: status,
                 stdout: Array(try Data(contentsOf: stdoutURL)),
                 stderr: String(decoding: try Data(contentsOf: stderrURL), as: UTF8.self),
-                directory: directory
+                files: written
             )
         }
     }

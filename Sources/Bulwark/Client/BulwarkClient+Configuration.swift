@@ -19,6 +19,10 @@ extension BulwarkClient {
         /// Receives every security event: trust decisions, refused redirects, stripped credentials, insecure
         /// options. Compose several with ``CompositeEventMonitor``.
         public var eventMonitor: any EventMonitor = CompositeEventMonitor([])
+        /// Which redirects are followed, and how requests are rewritten on the way. By default: the starting host
+        /// only, https only, at most five hops, no port changes, credentials stripped after any origin change, a
+        /// `redirect_refused` error on refusal. Add hosts with ``RedirectPolicy/allowedHosts``.
+        public var redirects: RedirectPolicy = RedirectPolicy()
         /// Connect to another address for a host and port, like curl's `--resolve HOST:PORT:ADDR`: the TLS name
         /// (SNI) and the trust evaluation still use the URL's host. Keys are `"host:port"`.
         public var resolveOverrides: [String: String] = [:]

@@ -1,5 +1,6 @@
 import BulwarkPolicy
 import Foundation
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import NIOPosix
@@ -44,9 +45,76 @@ public final class BulwarkClient: Sendable {
 
     /// Sends a request and returns the response as soon as its head arrives.
     ///
-    /// - Parameter deadline: when the whole exchange, body included, must be over.
-    /// - Throws: ``BulwarkError``; cancelling the task cancels the request.
+    /// Redirects are followed only as ``Configuration/redirects`` allows, each hop decided by
+    /// ``RedirectPolicy/decide(_:)``: the request is rewritten (method, body, stripped credentials), every hop is
+    /// reported to the event monitor, and the response's ``BulwarkResponse/redirects`` lists them.
+    ///
+    /// - Parameter deadline: when the whole exchange, redirects and body included, must be over.
+    /// - Throws: ``BulwarkError``; ``BulwarkError/Code/redirectRefused`` when the policy refuses a hop (unless it
+    ///   returns the redirect response instead). Cancelling the task cancels the request.
     public func execute(_ request: BulwarkRequest, deadline: NIODeadline? = nil) async throws -> BulwarkResponse {
+        let policy = self.configuration.redirects
+        var response = try await self.executeOnce(request, deadline: deadline)
+        guard policy.followsRedirects, RedirectPolicy.redirectStatuses.contains(Int(response.status.code)) else {
+            return response
+        }
+        let requestID = Self.nextRequestID()
+        var current = request
+        var chain = RedirectChain(startingAt: request.url)
+        var history: [RedirectRecord] = []
+        repeat {
+            let hop = RedirectHop(
+                request: RedirectRequest(
+                    method: current.method.rawValue,
+                    url: current.url,
+                    headers: current.headers.map { HeaderField(name: $0.name, value: $0.value) },
+                    body: current.body.map { $0.isReplayable ? .replayable : .streamed } ?? .none
+                ),
+                status: Int(response.status.code),
+                locations: response.headers["location"],
+                chain: chain
+            )
+            let record = RedirectRecord(url: current.url, status: hop.status, decision: policy.decide(hop))
+            history.append(record)
+            for event in record.securityEvents(requestID: requestID) {
+                self.configuration.eventMonitor.record(event)
+            }
+            switch record.decision {
+            case .refuse(let refusal):
+                let returnsResponse: Bool
+                if case .bodyNotReplayable = refusal.reason {
+                    returnsResponse = true
+                } else {
+                    returnsResponse = policy.onRefusal == .returnRedirectResponse
+                }
+                if returnsResponse {
+                    response.redirects = history
+                    return response
+                }
+                await Self.discard(response.body)
+                throw BulwarkError.redirectRefused(refusal, host: chain.initialHost, redirects: history)
+            case .follow(let follow):
+                await Self.discard(response.body)
+                chain.record(follow)
+                var headers = HTTPHeaders()
+                for field in follow.headers {
+                    headers.add(name: field.name, value: field.value)
+                }
+                current = BulwarkRequest(
+                    url: follow.url,
+                    method: HTTPMethod(rawValue: follow.method),
+                    headers: headers,
+                    body: follow.keepsBody ? current.body : nil
+                )
+                response = try await self.executeOnce(current, deadline: deadline)
+            }
+        } while RedirectPolicy.redirectStatuses.contains(Int(response.status.code))
+        response.redirects = history
+        return response
+    }
+
+    /// One request and its response, without following redirects.
+    private func executeOnce(_ request: BulwarkRequest, deadline: NIODeadline?) async throws -> BulwarkResponse {
         let target = try RequestTarget(request.url)
         if !target.isTLS {
             guard self.configuration.allowsPlainHTTP else {
@@ -75,6 +143,35 @@ public final class BulwarkClient: Sendable {
             // The server closed an idle keep-alive connection as the request went out: one fresh attempt.
             lease = try await self.pool.lease(key) { try await self.connector.connect(to: target) }
             return try await self.send(request, target: target, on: lease, key: key, deadline: deadline)
+        }
+    }
+
+    /// The largest redirect body read to its end so that its connection can be reused; a longer one is dropped, which
+    /// closes the connection.
+    static let maximumDiscardedBodySize = 64 * 1024
+
+    /// Reads and throws away a redirect response's body (small ones to the end, keeping the connection reusable).
+    private static func discard(_ body: BulwarkResponse.Body) async {
+        var discarded = 0
+        do {
+            for try await buffer in body {
+                discarded += buffer.readableBytes
+                if discarded > Self.maximumDiscardedBodySize {
+                    return
+                }
+            }
+        } catch {
+            // The connection failed; it is not reused.
+        }
+    }
+
+    private static let requestCounter = NIOLockedValueBox<UInt64>(0)
+
+    /// A number unique within the process, for the events of one request.
+    private static func nextRequestID() -> UInt64 {
+        self.requestCounter.withLockedValue { value in
+            value += 1
+            return value
         }
     }
 

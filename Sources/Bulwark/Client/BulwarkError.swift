@@ -42,6 +42,8 @@ public struct BulwarkError: Error, Sendable, CustomStringConvertible {
         public static let requestBodyFailed = Code("request_body_failed")
         /// The client was shut down.
         public static let clientShutdown = Code("client_shutdown")
+        /// The redirect policy refused a redirect; see ``BulwarkError/redirectRefusal`` and ``BulwarkError/redirects``.
+        public static let redirectRefused = Code("redirect_refused")
 
         public var description: String { self.name }
     }
@@ -51,17 +53,34 @@ public struct BulwarkError: Error, Sendable, CustomStringConvertible {
     public let host: String?
     /// The trust refusal, for ``Code/trustRefused``.
     public let trustRefusal: TrustRefusal?
+    /// The redirect refusal, for ``Code/redirectRefused``: the reason, and the redacted from and to URLs.
+    public let redirectRefusal: RedirectRefusal?
+    /// The redirects of the request up to the refusal, for ``Code/redirectRefused`` (the refused hop is the last).
+    public let redirects: [RedirectRecord]
     private let detail: String?
 
-    init(_ code: Code, host: String?, detail: String? = nil, trustRefusal: TrustRefusal? = nil) {
+    init(
+        _ code: Code,
+        host: String?,
+        detail: String? = nil,
+        trustRefusal: TrustRefusal? = nil,
+        redirectRefusal: RedirectRefusal? = nil,
+        redirects: [RedirectRecord] = []
+    ) {
         self.code = code
         self.host = host
         self.detail = detail
         self.trustRefusal = trustRefusal
+        self.redirectRefusal = redirectRefusal
+        self.redirects = redirects
     }
 
     static func trustRefused(_ refusal: TrustRefusal) -> BulwarkError {
         BulwarkError(.trustRefused, host: refusal.host, trustRefusal: refusal)
+    }
+
+    static func redirectRefused(_ refusal: RedirectRefusal, host: String?, redirects: [RedirectRecord]) -> BulwarkError {
+        BulwarkError(.redirectRefused, host: host, redirectRefusal: refusal, redirects: redirects)
     }
 
     /// A bounded, value-free label (`trust_refused`, `read_timeout`, …) for metrics.
@@ -71,6 +90,7 @@ public struct BulwarkError: Error, Sendable, CustomStringConvertible {
         var text = "\(self.code)"
         if let host { text += " (\(host))" }
         if let trustRefusal { return text + ": " + String(describing: trustRefusal) }
+        if let redirectRefusal { return text + ": " + String(describing: redirectRefusal) }
         if let detail { text += ": \(detail)" }
         return text
     }

@@ -1,10 +1,11 @@
+import BulwarkPolicy
 import Foundation
 import NIOCore
 import NIOHTTP1
 
 /// A response: status and headers at once, the body as it arrives.
 public struct BulwarkResponse: Sendable {
-    /// The URL that produced this response.
+    /// The URL that produced this response: after redirects, the last one.
     public var url: URL
     public var status: HTTPResponseStatus
     public var headers: HTTPHeaders
@@ -14,6 +15,11 @@ public struct BulwarkResponse: Sendable {
     public var serverTrust: ServerTrustInfo?
     /// The body. Read it to the end (or drop the response) so the connection can be reused.
     public var body: Body
+    /// The redirects that led here, oldest first: the URL that answered with a redirect, its status and the
+    /// policy's decision. Empty when the first response was final. When the policy refused a hop and returned the
+    /// redirect response (``RedirectPolicy/RefusalAction/returnRedirectResponse``, or a 307/308 whose streamed body
+    /// cannot be resent), the refusal is the last entry and this response is that redirect.
+    public var redirects: [RedirectRecord] = []
 
     /// The response body as an async sequence of buffers, backpressured: while you do not read, the socket is not
     /// read either.

@@ -97,6 +97,9 @@ struct Connector: Sendable {
             handshakePromise.fail(BulwarkError(.tlsHandshakeTimeout, host: host))
             channel.close(promise: nil)
         }
+        // Cancel on the event loop the moment the handshake ends: the awaiting task may resume much later on a
+        // busy machine, and that delay is not handshake time.
+        handshakePromise.futureResult.whenComplete { _ in timeout.cancel() }
         do {
             let (configured, negotiated) = try await handshakePromise.futureResult.get()
             timeout.cancel()

@@ -1,8 +1,9 @@
 import BulwarkPolicy
+import X509
 
 /// Turns trust decisions into security events: one per handshake, plus one per notice.
 enum TrustEvents {
-    static func report(_ decision: TrustDecision, to monitor: any EventMonitor) {
+    static func report(_ decision: TrustDecision, presented: [Certificate], to monitor: any EventMonitor) {
         switch decision {
         case .trusted(let chain):
             monitor.record(
@@ -10,7 +11,10 @@ enum TrustEvents {
                     kind: .trustEvaluated,
                     host: chain.host,
                     message: "chain trusted",
-                    details: ["chain": chain.certificates.map { CertificateSummary($0).pinLine }.joined(separator: "\n")]
+                    details: [
+                        "presented": presented.map { CertificateSummary($0).pinLine }.joined(separator: "\n"),
+                        "verified": chain.certificates.map { CertificateSummary($0).pinLine }.joined(separator: "\n"),
+                    ]
                 )
             )
             for notice in chain.notices {

@@ -42,7 +42,7 @@ final class TrustVerification: Sendable {
                     presentedChain: []
                 )
                 self.state.withLockedValue { $0 = (.refused(refusal), []) }
-                TrustEvents.report(.refused(refusal), to: self.monitor)
+                TrustEvents.report(.refused(refusal), presented: [], to: self.monitor)
                 promise.succeed(.failed)
                 return
             }
@@ -52,7 +52,7 @@ final class TrustVerification: Sendable {
         Task {
             let decision = await manager.evaluate(chain, forHost: host)
             self.state.withLockedValue { $0 = (decision, chain) }
-            TrustEvents.report(decision, to: self.monitor)
+            TrustEvents.report(decision, presented: chain, to: self.monitor)
             promise.succeed(decision.isTrusted ? .certificateVerified(VerificationMetadata(nil)) : .failed)
         }
     }

@@ -10,7 +10,9 @@ extension TestHTTPSServer {
         /// what the client sends and closes the connection 250 ms later.
         case garbageInsteadOfTLS
         /// On `/bytes/N`: sends the head and the first half of the body, then resets the TCP connection
-        /// (`SO_LINGER` 0 and a close that bypasses TLS, so no close_notify: the client sees an RST).
+        /// (`SO_LINGER` 0 and a close that bypasses TLS, so no close_notify: the client sees an RST and receives at
+        /// most half the body, as the RST discards what the kernel had not sent yet). On HTTP/2 the whole connection
+        /// is reset.
         case resetMidBody
         /// On `/chunked/N`: sends the head and chunks worth half the body, then closes the connection cleanly
         /// (TLS close_notify and FIN) without the terminating zero-length chunk. On HTTP/2 the connection closes

@@ -24,7 +24,7 @@ import X509
 /// | `/redirect/N?to=URL` | status N (300–399), `location:` all after `?to=`, percent-decoded; no `to`: none |
 /// | `/close` | 200, `bye`, `connection: close`, then closes (h2: GOAWAY before the response, then closes) |
 /// | `/slow/MS` | waits MS milliseconds, then 200, `slow` |
-/// | anything else | 404 (400 for a malformed number) |
+/// | anything else | 404; 400 for a route above with a number out of range or malformed |
 ///
 /// Everything it sees is recorded: ``acceptedConnections``, ``completedHandshakes``, ``receivedApplicationBytes``,
 /// ``requests``, ``openConnections``.

@@ -113,7 +113,6 @@ final class TestRouteHandler: ChannelInboundHandler, RemovableChannelHandler {
         let segments = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst().map(String.init)
         let name = segments.first ?? ""
         let argument: Int? = segments.count == 2 ? Int(segments[1]).flatMap { $0 >= 0 ? $0 : nil } : nil
-        let hasArgument = segments.count == 2
 
         switch (name, segments.count) {
         case ("hello", 1):
@@ -192,7 +191,8 @@ final class TestRouteHandler: ChannelInboundHandler, RemovableChannelHandler {
                 self.respond(context: context, head: head, body: "slow")
             }
         default:
-            let status: HTTPResponseStatus = hasArgument && argument == nil ? .badRequest : .notFound
+            let takesNumber = ["bytes", "chunked", "bomb", "status", "redirect", "slow"].contains(name)
+            let status: HTTPResponseStatus = takesNumber && segments.count == 2 ? .badRequest : .notFound
             self.respond(
                 context: context,
                 head: head,

@@ -1,0 +1,27 @@
+import BulwarkPolicy
+
+/// Prints the presented and verified chain of every handshake (the `DumpTrustMonitor` of the Alamofire pinning
+/// guides), one `sha256/…: subject` line per certificate.
+public struct ChainDumpMonitor: EventMonitor {
+    private let write: @Sendable (String) -> Void
+
+    /// Sends each dump to `write` (standard output by default).
+    public init(write: @escaping @Sendable (String) -> Void = { print($0) }) {
+        self.write = write
+    }
+
+    public func record(_ event: SecurityEvent) {
+        guard event.kind == .trustEvaluated || event.kind == .trustRefused || event.kind == .pinFailed else { return }
+        var lines = ["start dump: \(event.host ?? "?") (\(event.shortDescription))"]
+        if let presented = event.details["presented"], !presented.isEmpty {
+            lines.append("presented chain:")
+            lines += presented.split(separator: "\n").map { "  " + $0 }
+        }
+        if let verified = event.details["verified"], !verified.isEmpty {
+            lines.append("verified chain:")
+            lines += verified.split(separator: "\n").map { "  " + $0 }
+        }
+        lines.append("---- end ----")
+        self.write(lines.joined(separator: "\n"))
+    }
+}

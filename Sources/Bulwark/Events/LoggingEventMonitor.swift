@@ -1,0 +1,34 @@
+import BulwarkPolicy
+import Logging
+
+/// Writes every security event to a swift-log `Logger` with structured metadata: `bulwark.event`, `bulwark.host`,
+/// `bulwark.reason`, `bulwark.request_id` and each detail as `bulwark.detail.NAME`.
+///
+/// Refusals and insecure options log at `warning`, everything else at `info`; raise the logger's level to hide
+/// the routine ones.
+public struct LoggingEventMonitor: EventMonitor {
+    public let logger: Logger
+
+    public init(logger: Logger = Logger(label: "bulwark.security")) {
+        self.logger = logger
+    }
+
+    public func record(_ event: SecurityEvent) {
+        var metadata: Logger.Metadata = ["bulwark.event": .string(event.kind.name)]
+        if let host = event.host { metadata["bulwark.host"] = .string(host) }
+        if let reason = event.reason { metadata["bulwark.reason"] = .string(reason) }
+        if let requestID = event.requestID { metadata["bulwark.request_id"] = .stringConvertible(requestID) }
+        for (name, value) in event.details { metadata["bulwark.detail.\(name)"] = .string(value) }
+        self.logger.log(level: Self.level(of: event.kind), "\(event.description)", metadata: metadata)
+    }
+
+    static func level(of kind: SecurityEvent.Kind) -> Logger.Level {
+        switch kind {
+        case .trustRefused, .pinFailed, .redirectRefused, .requestRefusedByAllowlist, .insecureOptionUsed,
+            .reportOnlyViolation:
+            return .warning
+        default:
+            return .info
+        }
+    }
+}

@@ -1,0 +1,42 @@
+/// Encodes text for the inside of a JavaScript string literal.
+///
+/// The result is safe between single quotes, double quotes or backticks, in a `<script>` block and in an HTML event
+/// handler attribute (`onclick="f('…')"`): it never holds a quote, a backtick, a backslash that is not part of an
+/// escape, `<`, `>`, `&`, `$` (so `${` cannot start a template substitution), a line terminator or any other control
+/// character. Those are written as `\xHH`, `\\`, `\n`, `\r`, `\t`, and U+2028 and U+2029 as `\u2028` and
+/// `\u2029` (line terminators inside string literals before ES2019). NUL is kept, as `\x00`. Other characters are
+/// copied, so the JavaScript value equals the input.
+///
+/// ```swift
+/// JavaScriptEncoder.stringLiteral("</script><script>alert(1)</script>")
+/// // "\x3C/script\x3E\x3Cscript\x3Ealert(1)\x3C/script\x3E"
+/// ```
+///
+/// Encoding does not make code safe: never place untrusted text anywhere in a script but inside a quoted string,
+/// and never pass the string to `eval`, `setTimeout` or `innerHTML`.
+public enum JavaScriptEncoder {
+    private static let table = EscapeTable(escapesLineSeparators: true) { byte in
+        switch byte {
+        case UInt8(ascii: "\\"): return "\\\\"
+        case UInt8(ascii: "\n"): return "\\n"
+        case UInt8(ascii: "\r"): return "\\r"
+        case UInt8(ascii: "\t"): return "\\t"
+        case 0x00...0x1F, 0x7F, UInt8(ascii: "\""), UInt8(ascii: "'"), UInt8(ascii: "`"), UInt8(ascii: "<"),
+            UInt8(ascii: ">"), UInt8(ascii: "&"), UInt8(ascii: "$"):
+            return "\\x\(EscapeTable.hex(byte))"
+        default:
+            return nil
+        }
+    }
+
+    /// Encodes `text` for the inside of a JavaScript string literal (OWASP rule #3).
+    public static func stringLiteral(_ text: String) -> String {
+        self.table.encode(text)
+    }
+
+    /// Encodes UTF-8 bytes for the inside of a JavaScript string literal, replacing invalid UTF-8 with U+FFFD
+    /// first. See ``stringLiteral(_:)``.
+    public static func stringLiteral(utf8 bytes: some Collection<UInt8>) -> String {
+        self.table.encode(utf8: bytes)
+    }
+}

@@ -1,0 +1,114 @@
+/// Percent-encoding of URL components (a path segment, a query name or value, a fragment), RFC 3986 section 2.
+///
+/// Every byte but the unreserved characters — ASCII letters, digits, `-`, `.`, `_` and `~` — is written as `%HH`
+/// with upper-case hex digits, non-ASCII text byte by byte in UTF-8. The result is plain ASCII with no delimiter
+/// of any URL part (`/`, `?`, `#`, `&`, `=`, `:`, `@`, space), so it cannot change the structure of the URL it is
+/// placed in, and no character with a meaning in HTML, so it is also safe in an HTML attribute value.
+///
+/// `+` is encoded (`%2B`) and decoding leaves `+` alone: this is RFC 3986, not the `application/x-www-form-urlencoded`
+/// form encoding in which `+` means a space.
+///
+/// ```swift
+/// URLComponentEncoder.encode("a b/c?d")        // "a%20b%2Fc%3Fd"
+/// URLComponentEncoder.decode("a%20b%2Fc%3Fd")  // "a b/c?d"
+/// ```
+public enum URLComponentEncoder {
+    private static let table = EscapeTable { byte in
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+            UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
+            UInt8(ascii: "~"):
+            return nil
+        default:
+            return "%\(EscapeTable.hex(byte))"
+        }
+    }
+
+    /// Percent-encodes the UTF-8 bytes of `component`.
+    public static func encode(_ component: String) -> String {
+        self.table.encode(component)
+    }
+
+    /// Percent-encodes `bytes` exactly as they are; unlike the HTML and JavaScript encoders, invalid UTF-8 is not
+    /// replaced, since every byte outside the unreserved set is written as `%HH` and ``decodeBytes(_:)`` gives it
+    /// back.
+    public static func encode(bytes: some Collection<UInt8>) -> String {
+        var encoded = [UInt8]()
+        encoded.reserveCapacity(bytes.count)
+        for byte in bytes {
+            if self.isUnreserved(byte) {
+                encoded.append(byte)
+            } else {
+                encoded.append(UInt8(ascii: "%"))
+                encoded.append(self.hexDigit(byte >> 4))
+                encoded.append(self.hexDigit(byte & 0x0F))
+            }
+        }
+        return String(decoding: encoded, as: UTF8.self)
+    }
+
+    /// Decodes a percent-encoded component to text.
+    ///
+    /// - Returns: The decoded text, or nil if a `%` is not followed by two hex digits (either case) or the decoded
+    ///   bytes are not valid UTF-8. Characters other than `%HH` are copied, whether or not they should have been
+    ///   encoded.
+    public static func decode(_ component: String) -> String? {
+        guard let bytes = self.decodeBytes(component) else { return nil }
+        let text = String(decoding: bytes, as: UTF8.self)
+        // Decoding replaced invalid UTF-8 with U+FFFD exactly when the bytes differ from the text's.
+        return text.utf8.elementsEqual(bytes) ? text : nil
+    }
+
+    /// Decodes a percent-encoded component to bytes.
+    ///
+    /// - Returns: The decoded bytes, or nil if a `%` is not followed by two hex digits (either case).
+    public static func decodeBytes(_ component: String) -> [UInt8]? {
+        var component = component
+        return component.withUTF8 { source -> [UInt8]? in
+            var decoded = [UInt8]()
+            decoded.reserveCapacity(source.count)
+            var index = 0
+            while index < source.count {
+                let byte = source[index]
+                guard byte == UInt8(ascii: "%") else {
+                    decoded.append(byte)
+                    index += 1
+                    continue
+                }
+                guard index + 2 < source.count,
+                    let high = self.hexValue(source[index + 1]),
+                    let low = self.hexValue(source[index + 2])
+                else {
+                    return nil
+                }
+                decoded.append(high << 4 | low)
+                index += 3
+            }
+            return decoded
+        }
+    }
+
+    private static func isUnreserved(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+            UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
+            UInt8(ascii: "~"):
+            return true
+        default:
+            return false
+        }
+    }
+
+    private static func hexDigit(_ value: UInt8) -> UInt8 {
+        value < 10 ? UInt8(ascii: "0") + value : UInt8(ascii: "A") + value - 10
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): return byte - UInt8(ascii: "A") + 10
+        default: return nil
+        }
+    }
+}

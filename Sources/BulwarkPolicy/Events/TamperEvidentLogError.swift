@@ -1,0 +1,47 @@
+/// A problem found in, or while writing, a tamper-evident log. `line` is 1-based.
+public struct TamperEvidentLogError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// What is wrong; compare with the static members.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        private let name: String
+        private init(_ name: String) { self.name = name }
+
+        /// The file or key file cannot be read or written.
+        public static let unreadable = Code("unreadable")
+        /// A line is not a log record (edited into invalid JSON, or torn by a crash mid-write).
+        public static let malformed = Code("malformed")
+        /// The last line is incomplete: a write was interrupted, or the file was truncated.
+        public static let tornLastLine = Code("torn_last_line")
+        /// A record's content does not match its own hash: it was edited.
+        public static let editedRecord = Code("edited_record")
+        /// A record's `prev` does not match the previous record: a record was changed, removed or inserted.
+        public static let brokenChain = Code("broken_chain")
+        /// Sequence numbers skip: records were removed.
+        public static let missingRecords = Code("missing_records")
+        /// Sequence numbers go backwards or repeat: records were reordered or duplicated.
+        public static let reorderedRecords = Code("reordered_records")
+        /// The HMAC does not match: the record was rewritten without the key, or the key is wrong.
+        public static let badHMAC = Code("bad_hmac")
+        /// A key was given but the record carries no HMAC.
+        public static let missingHMAC = Code("missing_hmac")
+        /// The HMAC key is too short.
+        public static let keyTooShort = Code("key_too_short")
+
+        public var description: String { self.name }
+    }
+
+    public let code: Code
+    /// The line of the first broken record, when the problem is in the file.
+    public let line: Int?
+    public let detail: String
+
+    init(_ code: Code, line: Int?, detail: String) {
+        self.code = code
+        self.line = line
+        self.detail = detail
+    }
+
+    public var description: String {
+        if let line { return "line \(line): \(self.code): \(self.detail)" }
+        return "\(self.code): \(self.detail)"
+    }
+}
