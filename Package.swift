@@ -8,6 +8,7 @@ let package = Package(
         .library(name: "BulwarkPolicy", targets: ["BulwarkPolicy"]),
         .library(name: "Bulwark", targets: ["Bulwark"]),
         .library(name: "BulwarkTestSupport", targets: ["BulwarkTestSupport"]),
+        .library(name: "BulwarkLimbo", targets: ["BulwarkLimbo"]),
         .executable(name: "bulwark", targets: ["bulwark"]),
     ],
     dependencies: [

@@ -23,6 +23,8 @@ extension BulwarkClient {
         /// only, https only, at most five hops, no port changes, credentials stripped after any origin change, a
         /// `redirect_refused` error on refusal. Add hosts with ``RedirectPolicy/allowedHosts``.
         public var redirects: RedirectPolicy = RedirectPolicy()
+        /// Send pin-validation failures (enforced and report-only) to collectors; nil sends nothing.
+        public var pinFailureReporting: PinFailureReporting? = nil
         /// Connect to another address for a host and port, like curl's `--resolve HOST:PORT:ADDR`: the TLS name
         /// (SNI) and the trust evaluation still use the URL's host. Keys are `"host:port"`.
         public var resolveOverrides: [String: String] = [:]

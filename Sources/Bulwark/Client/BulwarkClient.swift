@@ -26,6 +26,7 @@ public final class BulwarkClient: Sendable {
     public let configuration: Configuration
     private let connector: Connector
     private let pool: ConnectionPool
+    private let reporter: PinFailureReporter?
 
     /// Creates a client on `eventLoopGroup` (NIO's shared singleton group by default).
     ///
@@ -36,7 +37,14 @@ public final class BulwarkClient: Sendable {
     ) throws {
         self.configuration = configuration
         do {
-            self.connector = try Connector(configuration: configuration, eventLoopGroup: eventLoopGroup)
+            self.reporter = try configuration.pinFailureReporting.map {
+                try PinFailureReporter(configuration: $0, resolveOverrides: configuration.resolveOverrides)
+            }
+            self.connector = try Connector(
+                configuration: configuration,
+                eventLoopGroup: eventLoopGroup,
+                reporter: self.reporter
+            )
         } catch {
             throw BulwarkError(.tlsHandshakeFailed, host: nil, detail: "invalid TLS options: \(error)")
         }
@@ -182,6 +190,7 @@ public final class BulwarkClient: Sendable {
 
     /// Closes pooled connections; later requests fail with ``BulwarkError/Code/clientShutdown``.
     public func shutdown() async throws {
+        await self.reporter?.shutdown()
         await self.pool.shutdown()
     }
 

@@ -17,11 +17,17 @@ struct Connector: Sendable {
     let configuration: BulwarkClient.Configuration
     let sslContext: NIOSSLContext
     let eventLoopGroup: any EventLoopGroup
+    let reporter: PinFailureReporter?
     private static let nextID = NIOLockedValueBox(0)
 
-    init(configuration: BulwarkClient.Configuration, eventLoopGroup: any EventLoopGroup) throws {
+    init(
+        configuration: BulwarkClient.Configuration,
+        eventLoopGroup: any EventLoopGroup,
+        reporter: PinFailureReporter? = nil
+    ) throws {
         self.configuration = configuration
         self.eventLoopGroup = eventLoopGroup
+        self.reporter = reporter
         self.sslContext = try NIOSSLContext(configuration: Self.tlsConfiguration(configuration.tls))
     }
 
@@ -51,7 +57,9 @@ struct Connector: Sendable {
         let verification = TrustVerification(
             manager: self.configuration.trust,
             host: host,
-            monitor: self.configuration.eventMonitor
+            port: port,
+            monitor: self.configuration.eventMonitor,
+            reporter: self.reporter
         )
         let handshakePromise = eventLoop.makePromise(of: (Configured, String?).self)
         let sslContext = self.sslContext

@@ -13,13 +13,33 @@ import X509
 final class TrustVerification: Sendable {
     let manager: ServerTrustManager
     let host: String
+    let port: Int
     let monitor: any EventMonitor
+    let reporter: PinFailureReporter?
     private let state = NIOLockedValueBox<(decision: TrustDecision?, presented: [Certificate])>((nil, []))
 
-    init(manager: ServerTrustManager, host: String, monitor: any EventMonitor) {
+    init(manager: ServerTrustManager, host: String, port: Int, monitor: any EventMonitor, reporter: PinFailureReporter?) {
         self.manager = manager
         self.host = host
+        self.port = port
         self.monitor = monitor
+        self.reporter = reporter
+    }
+
+    /// Hands any pin failure of `decision` to the reporter (it sends in the background).
+    private func reportPinFailures(_ decision: TrustDecision) {
+        guard let reporter = self.reporter else { return }
+        var mismatches: [PinMismatch] = []
+        switch decision {
+        case .refused(let refusal):
+            for case .pinMismatch(let mismatch) in refusal.reasons { mismatches.append(mismatch) }
+        case .trusted(let chain):
+            for case .reportOnlyPinViolation(let mismatch) in chain.notices { mismatches.append(mismatch) }
+        }
+        let pattern = self.manager.pattern(forHost: self.host)
+        for mismatch in mismatches {
+            reporter.submit(PinFailureReport(mismatch: mismatch, port: self.port, pattern: pattern))
+        }
     }
 
     /// The decision, once the handshake reached certificate verification.
@@ -53,6 +73,7 @@ final class TrustVerification: Sendable {
             let decision = await manager.evaluate(chain, forHost: host)
             self.state.withLockedValue { $0 = (decision, chain) }
             TrustEvents.report(decision, presented: chain, to: self.monitor)
+            self.reportPinFailures(decision)
             promise.succeed(decision.isTrusted ? .certificateVerified(VerificationMetadata(nil)) : .failed)
         }
     }

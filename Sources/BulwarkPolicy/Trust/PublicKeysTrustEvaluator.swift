@@ -87,7 +87,10 @@ public struct PublicKeysTrustEvaluator: ServerTrustEvaluating {
         let mismatch = PinMismatch(
             host: host,
             verifiedChain: verified.map(CertificateSummary.init),
-            expectedPins: self.pinSet.pins
+            expectedPins: self.pinSet.pins,
+            verifiedCertificates: verified,
+            enforced: self.pinSet.enforcement == .enforce,
+            pinSetExpiration: self.pinSet.expiration
         )
         switch self.pinSet.enforcement {
         case .enforce:

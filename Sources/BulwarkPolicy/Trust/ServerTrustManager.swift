@@ -54,6 +54,11 @@ public struct ServerTrustManager: Sendable {
         return self.allHostsMustBeEvaluated ? nil : self.defaultEvaluator
     }
 
+    /// The pattern that chose `host`'s evaluator, or nil when the host matches none.
+    public func pattern(forHost host: String) -> HostPattern? {
+        self.matcher.match(host)?.pattern
+    }
+
     /// Evaluates `chain` for `host` with the host's evaluator.
     public func evaluate(_ chain: [Certificate], forHost host: String, at time: Date = Date()) async -> TrustDecision {
         guard let evaluator = self.evaluator(forHost: host) else {

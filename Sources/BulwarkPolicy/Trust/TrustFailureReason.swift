@@ -1,4 +1,5 @@
 import Foundation
+import X509
 
 /// Why a server's certificate chain was not trusted: one value per thing that failed.
 public enum TrustFailureReason: Hashable, Sendable, CustomStringConvertible {
@@ -87,11 +88,27 @@ public struct PinMismatch: Hashable, Sendable {
     public var verifiedChain: [CertificateSummary]
     /// The pins that were expected.
     public var expectedPins: [Pin]
+    /// The verified chain itself (for pin-failure reports, which carry it as PEM).
+    public var verifiedCertificates: [Certificate]
+    /// Whether the pins were enforced (false for a report-only pin set).
+    public var enforced: Bool
+    /// When the pin set stops being enforced, if ever.
+    public var pinSetExpiration: Date?
 
-    public init(host: String, verifiedChain: [CertificateSummary], expectedPins: [Pin]) {
+    public init(
+        host: String,
+        verifiedChain: [CertificateSummary],
+        expectedPins: [Pin],
+        verifiedCertificates: [Certificate] = [],
+        enforced: Bool = true,
+        pinSetExpiration: Date? = nil
+    ) {
         self.host = host
         self.verifiedChain = verifiedChain
         self.expectedPins = expectedPins
+        self.verifiedCertificates = verifiedCertificates
+        self.enforced = enforced
+        self.pinSetExpiration = pinSetExpiration
     }
 
     func message(title: String) -> String {

@@ -12,6 +12,8 @@ public struct RecordedRequest: Sendable {
     public let httpVersion: String
     /// Which connection carried the request: 1 for the server's first accepted connection, and so on.
     public let connectionID: Int
+    /// The first 64 KiB of the body.
+    public let body: [UInt8]
 
     /// A recorded request (public so tests can build expectations).
     public init(
@@ -20,8 +22,10 @@ public struct RecordedRequest: Sendable {
         headers: [(name: String, value: String)],
         bodyByteCount: Int,
         httpVersion: String,
-        connectionID: Int
+        connectionID: Int,
+        body: [UInt8] = []
     ) {
+        self.body = body
         self.method = method
         self.uri = uri
         self.headers = headers

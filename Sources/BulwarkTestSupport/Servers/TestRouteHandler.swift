@@ -38,6 +38,7 @@ final class TestRouteHandler: ChannelInboundHandler, RemovableChannelHandler {
     private let connectionID: Int
     private var head: HTTPRequestHead?
     private var bodyByteCount = 0
+    private var bodyPrefix: [UInt8] = []
     private var echoBody: ByteBuffer?
     private var stream: BodyStream?
     private var isHTTP2 = false
@@ -56,6 +57,7 @@ final class TestRouteHandler: ChannelInboundHandler, RemovableChannelHandler {
         case .head(let head):
             self.head = head
             self.bodyByteCount = 0
+            self.bodyPrefix = []
             self.echoBody = nil
             self.isHTTP2 = head.version.major == 2
             self.keepAlive = self.isHTTP2 || head.isKeepAlive
@@ -66,6 +68,9 @@ final class TestRouteHandler: ChannelInboundHandler, RemovableChannelHandler {
             }
         case .body(var buffer):
             self.bodyByteCount += buffer.readableBytes
+            if self.bodyPrefix.count < 65_536 {
+                self.bodyPrefix += buffer.readableBytesView.prefix(65_536 - self.bodyPrefix.count)
+            }
             if let head = self.head, Self.path(of: head.uri) == "/echo" {
                 if self.echoBody == nil {
                     self.echoBody = buffer
@@ -83,7 +88,8 @@ final class TestRouteHandler: ChannelInboundHandler, RemovableChannelHandler {
                     headers: head.headers.map { (name: $0.name, value: $0.value) },
                     bodyByteCount: self.bodyByteCount,
                     httpVersion: "HTTP/\(head.version.major).\(head.version.minor)",
-                    connectionID: self.connectionID
+                    connectionID: self.connectionID,
+                    body: self.bodyPrefix
                 )
             )
             self.route(context: context, head: head)
