@@ -40,8 +40,8 @@ struct EventMonitorTests {
         let logger = Logger(label: "test") { _ in handler }
         try await run(monitor: LoggingEventMonitor(logger: logger)) { .publicKeys(pins, roots: $0) }
         let entries = handler.entries
-        #expect(entries.map(\.level) == [.info, .warning])
-        #expect(entries.map { $0.metadata["bulwark.event"]?.description } == ["trust_evaluated", "pin_failed"])
+        #expect(entries.map(\.level) == [.info, .info, .warning])
+        #expect(entries.map { $0.metadata["bulwark.event"]?.description } == ["trust_evaluated", "pin_matched", "pin_failed"])
         #expect(entries.last?.metadata["bulwark.host"]?.description == Harness.host)
         #expect(entries.last?.metadata["bulwark.reason"]?.description == "pin_mismatch")
         #expect(entries.first?.metadata["bulwark.detail.verified"]?.description.contains("CN=\(Harness.host)") == true)
@@ -52,9 +52,11 @@ struct EventMonitorTests {
         try await run(monitor: MetricsEventMonitor(factory: metrics)) { .publicKeys(pins, roots: $0) }
         let evaluated = try metrics.expectCounter(MetricsEventMonitor.label, [("kind", "trust_evaluated"), ("reason", "none")])
         let failed = try metrics.expectCounter(MetricsEventMonitor.label, [("kind", "pin_failed"), ("reason", "pin_mismatch")])
+        let matched = try metrics.expectCounter(MetricsEventMonitor.label, [("kind", "pin_matched"), ("reason", "pin_matched")])
         #expect(evaluated.totalValue == 1)
+        #expect(matched.totalValue == 1)
         #expect(failed.totalValue == 1)
-        #expect(metrics.counters.count == 2)
+        #expect(metrics.counters.count == 3)
     }
 
     @Test func reportOnlyViolationProceedsAndIsReported() async throws {
@@ -84,7 +86,7 @@ struct EventMonitorTests {
         #expect(texts[0].contains("verified chain:"))
         #expect(texts[0].contains("\(Pin.publicKey(of: chain.leaf.certificate)): CN=\(Harness.host)"))
         #expect(texts[1].contains("(pin_failed:pin_mismatch)"))
-        #expect(dumps.events.count == 2)
+        #expect(dumps.events.count == 3)
     }
 
     @Test func tamperEvidentLogRecordsClientEvents() async throws {
@@ -94,7 +96,7 @@ struct EventMonitorTests {
         try await run(monitor: TamperEvidentLogMonitor(log: try TamperEvidentLog(path: path, key: key))) {
             .publicKeys(pins, roots: $0)
         }
-        #expect(try TamperEvidentLogVerifier.verify(path: path, key: key).records == 2)
+        #expect(try TamperEvidentLogVerifier.verify(path: path, key: key).records == 3)
         #expect(try String(contentsOfFile: path, encoding: .utf8).contains("\"kind\":\"pin_failed\""))
     }
 }

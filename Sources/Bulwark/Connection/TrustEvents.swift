@@ -41,6 +41,7 @@ enum TrustEvents {
     static func event(for notice: TrustNotice, host: String) -> SecurityEvent {
         let kind: SecurityEvent.Kind
         switch notice {
+        case .pinMatched: kind = .pinMatched
         case .reportOnlyPinViolation: kind = .reportOnlyViolation
         case .pinSetExpired: kind = .pinSetExpired
         case .validationDisabled: kind = .insecureOptionUsed

@@ -58,8 +58,13 @@ public struct PinnedCertificatesTrustEvaluator: ServerTrustEvaluating {
         case .failure(let refusal):
             return .refused(refusal)
         case .success(let verified):
-            if verified.contains(where: { self.pins.contains(Pin.certificate(of: $0)) }) {
-                return .trusted(TrustedChain(host: host, certificates: verified))
+            if let pinned = verified.first(where: { self.pins.contains(Pin.certificate(of: $0)) }) {
+                let notice = TrustNotice.pinMatched(
+                    host: host,
+                    pin: Pin.certificate(of: pinned),
+                    subject: String(describing: pinned.subject)
+                )
+                return .trusted(TrustedChain(host: host, certificates: verified, notices: [notice]))
             }
             let mismatch = PinMismatch(
                 host: host,

@@ -65,8 +65,10 @@ public struct PublicKeysTrustEvaluator: ServerTrustEvaluating {
             }
             return .refused(refusal)
         case .success(let verified):
-            if verified.contains(where: self.isPinned) {
-                return .trusted(TrustedChain(host: host, certificates: verified))
+            if let pinned = verified.first(where: self.isPinned) {
+                let pin = self.pinSet.pins.first { $0.matches(pinned) } ?? Pin.publicKey(of: pinned)
+                let notice = TrustNotice.pinMatched(host: host, pin: pin, subject: String(describing: pinned.subject))
+                return .trusted(TrustedChain(host: host, certificates: verified, notices: [notice]))
             }
             return await self.mismatch(chain, verified: verified, host: host, at: time)
         }

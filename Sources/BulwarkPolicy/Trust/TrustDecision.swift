@@ -46,6 +46,8 @@ public struct TrustedChain: Sendable {
 
 /// Something noteworthy about a trusted chain.
 public enum TrustNotice: Hashable, Sendable, CustomStringConvertible {
+    /// A configured pin was found on the verified chain.
+    case pinMatched(host: String, pin: Pin, subject: String)
     /// A report-only pin set did not match; the connection was allowed.
     case reportOnlyPinViolation(PinMismatch)
     /// The host's pin set has expired and was not enforced.
@@ -56,6 +58,7 @@ public enum TrustNotice: Hashable, Sendable, CustomStringConvertible {
     /// A bounded, value-free label.
     public var shortDescription: String {
         switch self {
+        case .pinMatched: return "pin_matched"
         case .reportOnlyPinViolation: return "report_only_pin_violation"
         case .pinSetExpired: return "pin_set_expired"
         case .validationDisabled: return "validation_disabled"
@@ -64,6 +67,8 @@ public enum TrustNotice: Hashable, Sendable, CustomStringConvertible {
 
     public var description: String {
         switch self {
+        case .pinMatched(let host, let pin, let subject):
+            return "pin \(pin) matched \(subject) on the verified chain for \(host)"
         case .reportOnlyPinViolation(let mismatch):
             return mismatch.message(title: "Report-only pin violation (connection allowed):")
         case .pinSetExpired(let host, let expiration):
