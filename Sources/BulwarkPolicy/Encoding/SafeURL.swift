@@ -9,7 +9,9 @@ import Foundation
 /// `data:`, `file:` and the rest never reach the attribute. Browsers drop tabs and newlines anywhere in a URL and
 /// control characters and spaces around it (`java\tscript:` is `javascript:` to them), so those are refused rather
 /// than interpreted, and so are NUL and, in byte input, invalid UTF-8. A colon before the first `/`, `?` or `#`
-/// must end a valid scheme; otherwise the text is refused instead of being read as a relative path.
+/// must end a valid scheme; otherwise the text is refused instead of being read as a relative path. An `&` before the
+/// first `/` or `?` is refused too: should the URL reach markup without attribute encoding, a character reference
+/// there (`jav&#x09;ascript:`, `javascript&colon;`) could hide a scheme.
 ///
 /// ```swift
 /// SafeURL("https://example.com/a?b=c")  // allowed
@@ -40,6 +42,8 @@ public struct SafeURL: Hashable, Sendable, CustomStringConvertible {
             public static let whitespace = Code("whitespace")
             /// A colon before the first `/`, `?` or `#` does not end a valid scheme.
             public static let invalidScheme = Code("invalidScheme")
+            /// An `&` comes before the first `/` or `?`, where a character reference could hide a scheme.
+            public static let characterReference = Code("characterReference")
             /// The scheme is valid but neither `http` nor `https`.
             public static let disallowedScheme = Code("disallowedScheme")
             public var description: String { self.name }
@@ -65,6 +69,7 @@ public struct SafeURL: Hashable, Sendable, CustomStringConvertible {
             case .controlCharacter: reason = "it holds a control character"
             case .whitespace: reason = "it holds a space"
             case .invalidScheme: reason = "a colon before the first \"/\", \"?\" or \"#\" does not end a valid scheme"
+            case .characterReference: reason = "an \"&\" before the first \"/\" or \"?\" could hide a scheme"
             default: reason = "the scheme \"\(self.scheme ?? "")\" is not http or https"
             }
             return "URL refused for an HTML attribute: \(reason)"
@@ -103,6 +108,7 @@ public struct SafeURL: Hashable, Sendable, CustomStringConvertible {
         guard !text.isEmpty else { return .failure(Refusal(.empty)) }
         var schemeEnd: String.UTF8View.Index?
         var sawDelimiter = false
+        var sawPathOrQuery = false
         let utf8 = text.utf8
         for index in utf8.indices {
             let byte = utf8[index]
@@ -110,7 +116,11 @@ public struct SafeURL: Hashable, Sendable, CustomStringConvertible {
             case 0x00: return .failure(Refusal(.nullByte))
             case 0x01...0x1F, 0x7F: return .failure(Refusal(.controlCharacter))
             case UInt8(ascii: " "): return .failure(Refusal(.whitespace))
-            case UInt8(ascii: "/"), UInt8(ascii: "?"), UInt8(ascii: "#"): sawDelimiter = true
+            case UInt8(ascii: "/"), UInt8(ascii: "?"):
+                sawDelimiter = true
+                sawPathOrQuery = true
+            case UInt8(ascii: "#"): sawDelimiter = true
+            case UInt8(ascii: "&") where !sawPathOrQuery: return .failure(Refusal(.characterReference))
             case UInt8(ascii: ":") where !sawDelimiter && schemeEnd == nil: schemeEnd = index
             default: break
             }

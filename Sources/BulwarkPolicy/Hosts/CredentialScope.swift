@@ -13,7 +13,7 @@ import Foundation
 ///
 /// Containment is decided the way a server would read the request, erring towards "not contained":
 /// - the URL must be absolute, `http` or `https`, without user information, with a host that canonicalizes (see
-///   ``HostName``; `%` in a host is refused);
+///   ``HostName``; a `%` escape of an ASCII byte in a host is refused);
 /// - dot segments are removed from the path first (`/v1/../admin` is `/admin`, outside `/v1/`);
 /// - a path holding an encoded dot, slash or backslash (`%2e`, `%2f`, `%5c`) or a raw backslash is never under a
 ///   base path, since servers disagree on how to read them.
@@ -69,7 +69,7 @@ public struct CredentialScope: Hashable, Sendable, CustomStringConvertible {
         guard url.query(percentEncoded: true) == nil && url.fragment(percentEncoded: true) == nil else {
             throw CredentialScopeError(.queryOrFragment, detail: "a base URL must not have a query or fragment")
         }
-        guard let rawHost = url.host(percentEncoded: true), !rawHost.isEmpty else {
+        guard let rawHost = URLHost.host(of: url) else {
             throw CredentialScopeError(.missingHost, detail: "a base URL must have a host")
         }
         let host: String
@@ -138,7 +138,7 @@ public struct CredentialScope: Hashable, Sendable, CustomStringConvertible {
         let url = url.absoluteURL
         guard url.user == nil && url.password == nil,
             let scheme = url.scheme?.lowercased(), scheme == "https" || scheme == "http",
-            let rawHost = url.host(percentEncoded: true), !rawHost.isEmpty,
+            let rawHost = URLHost.host(of: url),
             let host = try? HostName.canonicalize(rawHost),
             let port = url.port ?? HostAllowlist.defaultPort(for: scheme)
         else {

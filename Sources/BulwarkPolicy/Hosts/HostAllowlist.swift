@@ -100,12 +100,13 @@ public struct HostAllowlist: Sendable, CustomStringConvertible {
 
     /// Whether a request to `url` may be sent.
     ///
-    /// The URL must be absolute with a host; its host is canonicalized (see ``HostName``) from its percent-encoded
-    /// form, so `a%2eb.example` is refused as an invalid host rather than read as `a.b.example`.
+    /// The URL must be absolute with a host (a relative URL is judged by its absolute form). The host is
+    /// canonicalized (see ``HostName``) from its percent-encoded form, decoding only escapes of non-ASCII bytes
+    /// (internationalized names), so `a%2eb.example` is refused as an invalid host rather than read as `a.b.example`.
     public func decision(for url: URL) -> AllowlistDecision {
         let url = url.absoluteURL
         let scheme = url.scheme?.lowercased() ?? ""
-        guard let host = url.host(percentEncoded: true), !host.isEmpty else {
+        guard let host = URLHost.host(of: url) else {
             return .refused(AllowlistRefusal(.missingHost, host: "", scheme: scheme, port: url.port))
         }
         return self.decision(scheme: scheme, host: host, port: url.port)

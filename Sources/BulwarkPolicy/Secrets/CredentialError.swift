@@ -5,7 +5,7 @@
 /// ```text
 /// invalid credential for header "X-Auth-Token": the value holds a character not allowed in a header field
 /// ```
-public struct CredentialError: Error, Sendable, CustomStringConvertible {
+public struct CredentialError: Error, Sendable, CustomStringConvertible, CustomReflectable {
     /// What kind of problem was found; compare with the static members.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private let name: String
@@ -42,6 +42,18 @@ public struct CredentialError: Error, Sendable, CustomStringConvertible {
         self.headerName = headerName
         self.scope = scope
         self.underlyingError = underlyingError
+    }
+
+    /// The code, header and scope, and the underlying error's type only: `dump` shows nothing the provider's error
+    /// might hold.
+    public var customMirror: Mirror {
+        var children: [(label: String?, value: Any)] = [("code", self.code.description)]
+        if let headerName = self.headerName { children.append(("headerName", headerName)) }
+        if let scope = self.scope { children.append(("scope", scope.description)) }
+        if let underlyingError = self.underlyingError {
+            children.append(("underlyingError", String(describing: type(of: underlyingError))))
+        }
+        return Mirror(self, children: children, displayStyle: .struct)
     }
 
     /// Names the header or scope and the problem.

@@ -184,7 +184,8 @@ public final class CredentialStore: @unchecked Sendable, CustomStringConvertible
         }
         guard !inScope.isEmpty else {
             if self.outOfScopeRequests == .refuse && !isEmpty {
-                return .refused(host: url.host(percentEncoded: true) ?? "")
+                let host = URLHost.host(of: url)
+                return .refused(host: host.flatMap { try? HostName.canonicalize($0) } ?? host ?? "")
             }
             return .nothingInScope
         }

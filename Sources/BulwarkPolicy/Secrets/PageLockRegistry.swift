@@ -22,7 +22,8 @@ final class PageLockRegistry: @unchecked Sendable {
     private var users: [UInt: Int] = [:]
     private let pageSize: UInt
 
-    private init() {
+    /// A registry of its own; the process uses ``shared``.
+    init() {
         let size = sysconf(Int32(_SC_PAGESIZE))
         self.pageSize = size > 0 ? UInt(size) : 4096
     }

@@ -20,7 +20,7 @@ import Foundation
 /// - **Zeroized on release.** When the value is destroyed, the buffer is overwritten with zeros by `explicit_bzero`
 ///   (glibc, musl) or `memset_s` (Darwin) — functions the optimizer may not remove, unlike a plain store to memory
 ///   that is freed right after — and only then unlocked and freed.
-/// - **Constant-time comparison.** ``isEqual(to:)-(SecretBytes)`` looks at every byte whatever the first
+/// - **Constant-time comparison.** ``isEqual(to:)`` looks at every byte whatever the first
 ///   difference; only the lengths may leak through timing.
 /// - **Redacted.** ``description``, ``debugDescription`` and string interpolation (`"\(secret)"`) give
 ///   `<redacted>`.
@@ -108,13 +108,17 @@ public struct SecretBytes: ~Copyable, @unchecked Sendable {
         }
     }
 
-    /// The contents of the file at `path` (for `--key-file` options), read straight into locked memory with no
-    /// intermediate copy.
+    /// The contents of the file at `path` (for `--key-file` options), read straight into locked memory.
+    ///
+    /// A regular file is read in one piece into a buffer of its size. A pipe, socket or character device (process
+    /// substitution such as `--key-file <(pass show api)`, or `/dev/stdin`) is read until its end into locked
+    /// buffers that grow by doubling; each outgrown buffer is zeroized. When trailing newlines are trimmed, the
+    /// buffer holding them is zeroized as well.
     ///
     /// - Parameters:
-    ///   - path: A regular file (symbolic links are followed).
+    ///   - path: A regular file, pipe, socket or character device (symbolic links are followed).
     ///   - trimmingTrailingNewlines: Whether trailing `\n` and `\r\n` are dropped, as editors and `echo` add them.
-    ///   - maximumSize: The largest file accepted, in bytes.
+    ///   - maximumSize: The largest secret accepted, in bytes.
     /// - Throws: ``SecretBytesError`` naming the path and the problem; never the contents.
     public init(
         contentsOfFile path: String,
@@ -130,23 +134,23 @@ public struct SecretBytes: ~Copyable, @unchecked Sendable {
         guard fstat(descriptor, &status) == 0 else {
             throw SecretBytesError(.readFailed, path: path, systemError: errno)
         }
-        guard (status.st_mode & S_IFMT) == S_IFREG else {
-            throw SecretBytesError(.notARegularFile, path: path)
-        }
-        let size = Int(status.st_size)
-        guard size <= maximumSize else {
-            throw SecretBytesError(.tooLarge, path: path, limit: maximumSize)
-        }
-        let contents = try SecretBytes(count: size) { (buffer) throws(SecretBytesError) in
-            var offset = 0
-            while offset < size {
-                let result = read(descriptor, buffer.baseAddress! + offset, size - offset)
-                if result < 0 && errno == EINTR { continue }
-                guard result > 0 else {
-                    throw SecretBytesError(.readFailed, path: path, systemError: result < 0 ? errno : nil)
-                }
-                offset += result
+        let contents: SecretBytes
+        switch status.st_mode & S_IFMT {
+        case S_IFREG:
+            let size = Int(status.st_size)
+            guard size <= maximumSize else {
+                throw SecretBytesError(.tooLarge, path: path, limit: maximumSize)
             }
+            contents = try SecretBytes(count: size) { (buffer) throws(SecretBytesError) in
+                let read = try Self.readFully(descriptor, into: buffer, path: path)
+                guard read == size else {
+                    throw SecretBytesError(.readFailed, path: path)
+                }
+            }
+        case S_IFIFO, S_IFSOCK, S_IFCHR:
+            contents = try Self.readStream(descriptor, path: path, maximumSize: maximumSize)
+        default:
+            throw SecretBytesError(.unsupportedFileType, path: path)
         }
         guard trimmingTrailingNewlines else {
             self = contents
@@ -160,13 +164,73 @@ public struct SecretBytes: ~Copyable, @unchecked Sendable {
             }
             return end
         }
-        guard trimmed < contents.count else {
-            self = contents
-            return
+        self = trimmed < contents.count ? contents.prefix(trimmed) : contents
+    }
+
+    /// Reads from `descriptor` until `buffer` is full or the input ends, retrying on `EINTR`.
+    ///
+    /// - Returns: The number of bytes read.
+    private static func readFully(
+        _ descriptor: Int32,
+        into buffer: UnsafeMutableRawBufferPointer,
+        path: String
+    ) throws(SecretBytesError) -> Int {
+        var offset = 0
+        while offset < buffer.count {
+            let result = systemRead(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
+            if result < 0 && errno == EINTR { continue }
+            guard result >= 0 else {
+                throw SecretBytesError(.readFailed, path: path, systemError: errno)
+            }
+            if result == 0 { break }
+            offset += result
         }
-        self = contents.withUnsafeBytes { bytes in
-            SecretBytes(count: trimmed) { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[..<trimmed])) }
+        return offset
+    }
+
+    /// Reads a stream to its end into locked buffers that double in size, zeroizing each outgrown one.
+    private static func readStream(
+        _ descriptor: Int32,
+        path: String,
+        maximumSize: Int
+    ) throws(SecretBytesError) -> SecretBytes {
+        var buffer = SecretBytes(count: min(4096, maximumSize + 1)) { _ in }
+        var used = 0
+        while true {
+            if used == buffer.count {
+                guard buffer.count <= maximumSize else {
+                    throw SecretBytesError(.tooLarge, path: path, limit: maximumSize)
+                }
+                // The outgrown buffer is destroyed, and so zeroized, by the assignment.
+                buffer = buffer.withUnsafeBytes { old in
+                    SecretBytes(count: min(old.count * 2, maximumSize + 1)) { $0.copyMemory(from: old) }
+                }
+            }
+            let read = try buffer.withUnsafeMutableBytes { (bytes) throws(SecretBytesError) in
+                let free = UnsafeMutableRawBufferPointer(rebasing: bytes[used...])
+                return try Self.readFully(descriptor, into: free, path: path)
+            }
+            if read == 0 { break }
+            used += read
         }
+        guard used <= maximumSize else {
+            throw SecretBytesError(.tooLarge, path: path, limit: maximumSize)
+        }
+        return buffer.prefix(used)
+    }
+
+    /// A new secret holding the first `length` bytes of this one (which is destroyed, and so zeroized).
+    private consuming func prefix(_ length: Int) -> SecretBytes {
+        self.withUnsafeBytes { bytes in
+            SecretBytes(count: length) { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[..<length])) }
+        }
+    }
+
+    /// Calls `body` with the buffer for writing: only while a secret is being built.
+    private func withUnsafeMutableBytes<Result, E: Error>(
+        _ body: (UnsafeMutableRawBufferPointer) throws(E) -> Result
+    ) throws(E) -> Result {
+        try body(UnsafeMutableRawBufferPointer(start: self.start, count: self.count))
     }
 
     deinit {
@@ -289,6 +353,11 @@ public struct SecretBytes: ~Copyable, @unchecked Sendable {
         }
         return difference == 0
     }
+}
+
+/// `read(2)`, under a name the ``SecretBytes`` methods do not shadow.
+private func systemRead(_ descriptor: Int32, _ buffer: UnsafeMutableRawPointer, _ count: Int) -> Int {
+    read(descriptor, buffer, count)
 }
 
 extension DefaultStringInterpolation {

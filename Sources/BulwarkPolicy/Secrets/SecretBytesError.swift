@@ -20,11 +20,12 @@ public struct SecretBytesError: Error, Hashable, Sendable, CustomStringConvertib
         private init(_ name: String) { self.name = name }
         /// The file could not be opened (missing, no permission, …).
         public static let cannotOpen = Code("cannotOpen")
-        /// The path names a directory, device, pipe or socket rather than a regular file.
-        public static let notARegularFile = Code("notARegularFile")
+        /// The path names a directory or a block device: neither a regular file nor a stream (pipe, socket,
+        /// character device).
+        public static let unsupportedFileType = Code("unsupportedFileType")
         /// The file is larger than the limit given.
         public static let tooLarge = Code("tooLarge")
-        /// Reading failed, or the file got shorter while it was read.
+        /// Reading failed, or a regular file got shorter while it was read.
         public static let readFailed = Code("readFailed")
         public var description: String { self.name }
     }
@@ -50,7 +51,7 @@ public struct SecretBytesError: Error, Hashable, Sendable, CustomStringConvertib
         var reason: String
         switch self.code {
         case .cannotOpen: reason = "the file cannot be opened"
-        case .notARegularFile: reason = "it is not a regular file"
+        case .unsupportedFileType: reason = "it is neither a regular file nor a pipe, socket or character device"
         case .tooLarge: reason = "the file is larger than \(self.limit ?? 0) bytes"
         default: reason = "reading failed"
         }
