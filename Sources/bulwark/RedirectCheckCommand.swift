@@ -15,29 +15,34 @@ struct RedirectCheckCommand: ParsableCommand {
             [--hop 1] [--header "Name: value"]… [--allow-port PORT]… [--max-hops 5] [--json]
             """,
         discussion: """
-            The request to --from (with --method and --header) got a --status response whose Location header is \
-            --location (omit it for a response without one); --hop is the number of this redirect in its chain \
-            (1 for the first). The policy is Bulwark's default (https only, at most --max-hops hops, no port change \
-            unless --allow-port lists the new port, credentials stripped after an origin change) with the \
-            host patterns of --allow added to the host of --from.
+            The request to --from (with --method and --header) got a --status response \
+            whose Location header is --location (omit it for a response without one); \
+            --hop is the number of this redirect in its chain (1 for the first). The \
+            policy is Bulwark's default (https only, at most --max-hops hops, no port \
+            change unless --allow-port lists the new port, credentials stripped after \
+            an origin change) with the host patterns of --allow added to the host of \
+            --from.
 
-            Output: the decision in words, or with --json exactly one JSON object on one line:
-              {"decision":"follow","url":URL,"method":METHOD,"headers":{kept headers},"stripped":[names]}
+            With --json the decision is exactly one JSON object on one line:
+              {"decision":"follow","url":…,"method":…,"headers":{…},"stripped":[…]}
               {"decision":"refuse","reason":LABEL,"detail":SENTENCE}
-            Header names are lower-case; "stripped" lists the headers removed (credentials after an origin change, \
-            body headers when the method becomes GET). Exit status: 0 follow, 1 refuse, 2 bad arguments.
+            "headers" holds the headers kept (lower-case names), "stripped" the names \
+            removed (credentials after an origin change, body headers when the method \
+            becomes GET). Exit status: 0 follow, 1 refuse, 2 bad arguments.
 
             Options:
-              --allow PATTERN…     hosts a redirect may lead to (example.com, *.example.com, **.example.com)
-              --from URL           the URL of the request that got the redirect
-              --location VALUE     the Location header (absent: the response had none)
-              --status N           the response status (default 302)
-              --method M           the request's method (default GET); other than GET and HEAD it has a body
-              --hop N              the number of this redirect in its chain (default 1)
-              --header "N: v"      a request header (repeatable)
-              --allow-port PORT    a port the redirect may move to (repeatable)
-              --max-hops N         the hop limit (default 5)
-              --json               print the decision as one JSON object
+              --allow PATTERN…   hosts a redirect may lead to (example.com,
+                                 *.example.com, **.example.com)
+              --from URL         the URL of the request that got the redirect
+              --location VALUE   the Location header (absent: there was none)
+              --status N         the response status (default 302)
+              --method M         the request's method (default GET); any other
+                                 than GET and HEAD is taken to have a body
+              --hop N            the number of this redirect (default 1)
+              --header "N: v"    a request header (repeatable)
+              --allow-port PORT  a port the redirect may move to (repeatable)
+              --max-hops N       the hop limit (default 5)
+              --json             print the decision as one JSON object
             """
     )
 

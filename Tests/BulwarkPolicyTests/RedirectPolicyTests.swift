@@ -42,6 +42,21 @@ struct RedirectPolicyTests {
         return policy
     }()
 
+    @Test("the defaults are the secure ones")
+    func defaults() {
+        let policy = RedirectPolicy()
+        #expect(policy.followsRedirects)
+        #expect(policy.allowedHosts.isEmpty)
+        #expect(policy.maximumHops == 5)
+        #expect(policy.allowedSchemes == ["https"])
+        #expect(policy.allowedPorts.isEmpty)
+        #expect(policy.credentialHeaders == ["authorization", "cookie", "proxy-authorization"])
+        #expect(policy.onRefusal == .throw)
+        #expect(!policy.allowsHTTPSToHTTP)
+        #expect(policy.handler == nil)
+        #expect(!RedirectPolicy.doNotFollow.followsRedirects)
+    }
+
     // MARK: Methods and bodies
 
     struct MethodCase: Sendable, CustomTestStringConvertible {
@@ -150,8 +165,9 @@ struct RedirectPolicyTests {
         #expect(!third.changesOrigin, "a same-origin hop after the return")
         #expect(Hops.names(third.headers) == ["accept"], "still stripped")
         #expect(third.strippedCredentials == ["authorization", "cookie", "proxy-authorization"])
-        #expect(RedirectRecord(url: back.request.url, status: 302, decision: .follow(third)).securityEvents()
-            .map(\.shortDescription) == ["credential_stripped:earlier_origin_change", "redirect_followed"])
+        #expect(
+            RedirectRecord(url: back.request.url, status: 302, decision: .follow(third)).securityEvents()
+                .map(\.shortDescription) == ["credential_stripped:earlier_origin_change", "redirect_followed"])
     }
 
     @Test("the credential headers can be extended")
@@ -159,7 +175,8 @@ struct RedirectPolicyTests {
         var policy = self.policy
         policy.credentialHeaders.insert("X-API-Key")
         let headers = [HeaderField(name: "x-api-key", value: "secret"), HeaderField(name: "Accept", value: "*/*")]
-        let follow = policy.decide(Hops.hop("https://api.example.com/", location: "https://cdn.example.com/", headers: headers))
+        let follow = policy.decide(
+            Hops.hop("https://api.example.com/", location: "https://cdn.example.com/", headers: headers))
         #expect(follow.follow?.strippedCredentials == ["x-api-key"])
     }
 
@@ -174,7 +191,9 @@ struct RedirectPolicyTests {
         #expect(refusal?.reason == .tooManyHops(limit: 5))
         var none = self.policy
         none.maximumHops = 0
-        #expect(none.decide(Hops.hop("https://api.example.com/", location: "/x")).refusal?.shortDescription == "too_many_hops")
+        #expect(
+            none.decide(Hops.hop("https://api.example.com/", location: "/x")).refusal?.shortDescription
+                == "too_many_hops")
     }
 
     @Test("a loop is any URL requested earlier in the chain")
@@ -182,7 +201,8 @@ struct RedirectPolicyTests {
         var chain = RedirectChain(startingAt: URL(string: "https://api.example.com/a")!)
         let toB = try #require(self.policy.decide(Hops.hop("https://api.example.com/a", location: "/b")).follow)
         chain.record(toB)
-        let toC = try #require(self.policy.decide(Hops.hop("https://api.example.com/b", location: "/c", chain: chain)).follow)
+        let toC = try #require(
+            self.policy.decide(Hops.hop("https://api.example.com/b", location: "/c", chain: chain)).follow)
         chain.record(toC)
         let back = self.policy.decide(Hops.hop("https://api.example.com/c", location: "/a#again", chain: chain))
         #expect(back.refusal?.reason == .loop(url: "https://api.example.com/a"))
@@ -201,7 +221,9 @@ struct RedirectPolicyTests {
     func startingHost() {
         let policy = RedirectPolicy()
         #expect(policy.decide(Hops.hop("https://a.test/", location: "/x")).follow != nil)
-        #expect(policy.decide(Hops.hop("https://a.test/", location: "https://b.test/")).refusal?.reason == .hostNotAllowed(host: "b.test"))
+        #expect(
+            policy.decide(Hops.hop("https://a.test/", location: "https://b.test/")).refusal?.reason
+                == .hostNotAllowed(host: "b.test"))
     }
 
     @Test("http targets need \"http\" in allowedSchemes; http:80 to https:443 is not a port change")
@@ -213,10 +235,13 @@ struct RedirectPolicyTests {
         #expect(lenient.decide(fromHTTP).follow?.url.absoluteString == "http://api.example.com/x")
         let upgrade = self.policy.decide(Hops.hop("http://api.example.com/", location: "https://api.example.com/"))
         #expect(upgrade.follow?.changesOrigin == true)
-        let sideways = self.policy.decide(Hops.hop("http://api.example.com:8080/", location: "https://api.example.com/"))
+        let sideways = self.policy.decide(
+            Hops.hop("http://api.example.com:8080/", location: "https://api.example.com/"))
         #expect(sideways.refusal?.reason == .portChange(from: 8080, to: 443))
         // Even with http allowed, https to http needs the dangerous opt-in.
-        #expect(lenient.decide(Hops.hop("https://api.example.com/", location: "http://api.example.com/")).refusal?.reason == .schemeDowngrade)
+        #expect(
+            lenient.decide(Hops.hop("https://api.example.com/", location: "http://api.example.com/")).refusal?.reason
+                == .schemeDowngrade)
     }
 
     @Test("the https-to-http opt-in follows the downgrade and reports it every time")
@@ -228,10 +253,12 @@ struct RedirectPolicyTests {
         #expect(follow.isDowngrade)
         #expect(follow.changesOrigin)
         #expect(Hops.names(follow.headers) == ["accept"])
-        let events = RedirectRecord(url: hop.request.url, status: 302, decision: .follow(follow)).securityEvents(requestID: 7)
-        #expect(events.map(\.shortDescription) == [
-            "insecure_option_used:https_to_http_redirect", "credential_stripped:origin_change", "redirect_followed",
-        ])
+        let events = RedirectRecord(url: hop.request.url, status: 302, decision: .follow(follow)).securityEvents(
+            requestID: 7)
+        #expect(
+            events.map(\.shortDescription) == [
+                "insecure_option_used:https_to_http_redirect", "credential_stripped:origin_change", "redirect_followed",
+            ])
         #expect(events.allSatisfy { $0.requestID == 7 && $0.host == "api.example.com" })
         #expect(events[0].details["to"] == "http://api.example.com/plain")
     }
@@ -277,7 +304,8 @@ struct RedirectPolicyTests {
 
     @Test("a refusal is one event naming from, to and why, without secrets")
     func refusalEvent() throws {
-        let hop = Hops.hop("https://api.example.com/login?token=secret", location: "https://evil.com/steal?token=secret")
+        let hop = Hops.hop(
+            "https://api.example.com/login?token=secret", location: "https://evil.com/steal?token=secret")
         let decision = self.policy.decide(hop)
         let events = RedirectRecord(url: hop.request.url, status: 302, decision: decision).securityEvents(requestID: 3)
         let event = try #require(events.first)
@@ -287,9 +315,11 @@ struct RedirectPolicyTests {
         #expect(event.host == "api.example.com")
         #expect(event.details["from"] == "https://api.example.com/login")
         #expect(event.details["to"] == "https://evil.com/steal")
-        #expect(event.message == "redirect (302) from https://api.example.com/login to https://evil.com/steal refused: "
-            + "the host evil.com is not in the redirect allowlist")
-        #expect(!String(describing: event).contains("secret") && !event.details.values.contains { $0.contains("secret") })
+        #expect(
+            event.message == "redirect (302) from https://api.example.com/login to https://evil.com/steal refused: "
+                + "the host evil.com is not in the redirect allowlist")
+        #expect(
+            !String(describing: event).contains("secret") && !event.details.values.contains { $0.contains("secret") })
     }
 
     @Test("JSON: one object, keys in the documented order")
@@ -304,20 +334,27 @@ struct RedirectPolicyTests {
             ],
             body: .replayable
         )
-        #expect(self.policy.decide(hop).json == """
-            {"decision":"follow","url":"https://cdn.example.com/b?q=%22x%22","method":"GET",\
-            "headers":{"accept":"application/json","x-multi":"1, 2"},\
-            "stripped":["authorization","cookie","proxy-authorization","content-type"]}
-            """)
+        #expect(
+            self.policy.decide(hop).json == """
+                {"decision":"follow","url":"https://cdn.example.com/b?q=%22x%22","method":"GET",\
+                "headers":{"accept":"application/json","x-multi":"1, 2"},\
+                "stripped":["authorization","cookie","proxy-authorization","content-type"]}
+                """)
         let refused = self.policy.decide(Hops.hop("https://api.example.com/", location: "/a\r\nb"))
-        #expect(refused.json == """
-            {"decision":"refuse","reason":"control_character",\
-            "detail":"the Location holds a control or invisible formatting character (U+000D)"}
-            """)
+        #expect(
+            refused.json == """
+                {"decision":"refuse","reason":"control_character",\
+                "detail":"the Location holds a control or invisible formatting character (U+000D)"}
+                """)
         let object = try JSONSerialization.jsonObject(with: Data(self.policy.decide(hop).json.utf8)) as? [String: Any]
         #expect(object?["decision"] as? String == "follow")
-        #expect(RedirectDecision.follow(RedirectFollow(url: URL(string: "https://a.test/")!, method: "GET", headers: [
-            HeaderField(name: "X", value: "tab\there \"q\" \\ \u{1}"),
-        ])).json.contains(#""x":"tab\there \"q\" \\ \u0001""#))
+        #expect(
+            RedirectDecision.follow(
+                RedirectFollow(
+                    url: URL(string: "https://a.test/")!, method: "GET",
+                    headers: [
+                        HeaderField(name: "X", value: "tab\there \"q\" \\ \u{1}")
+                    ])
+            ).json.contains(#""x":"tab\there \"q\" \\ \u0001""#))
     }
 }

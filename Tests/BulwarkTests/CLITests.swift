@@ -131,6 +131,33 @@ struct CLITests {
         #expect(server.requests.count == 3, "only the three trusted fetches may reach the server")
     }
 
+    @Test func logVerifyReportsTheFirstBrokenLine() async throws {
+        let path = FileManager.default.temporaryDirectory.appending(path: "bulwark-cli-\(UUID()).jsonl").path
+        let keyPath = try CLI.write("a key of at least sixteen bytes", name: "key")
+        defer {
+            try? FileManager.default.removeItem(atPath: path)
+            try? FileManager.default.removeItem(atPath: keyPath)
+        }
+        let log = try TamperEvidentLog(path: path, key: try TamperEvidentLog.Key(contentsOfFile: keyPath))
+        for index in 1...5 {
+            try log.append(SecurityEvent(kind: .trustEvaluated, host: "h\(index).test", message: "event \(index)"))
+        }
+        let intact = try await CLI.run(["log", "verify", path, "--key-file", keyPath])
+        #expect(intact.status == 0)
+        #expect(intact.stdout == "\(path): 5 records verified (hash chain and HMAC)\n")
+        var lines = try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n").map(String.init)
+        lines[2] = lines[2].replacingOccurrences(of: "event 3", with: "event 9")
+        try (lines.joined(separator: "\n") + "\n").write(toFile: path, atomically: true, encoding: .utf8)
+        let edited = try await CLI.run(["log", "verify", path])
+        #expect(edited.status == 1)
+        #expect(edited.stdout.contains("line 3: edited_record"))
+        let wrongKey = try CLI.write("another key, sixteen bytes or more", name: "wrong")
+        defer { try? FileManager.default.removeItem(atPath: wrongKey) }
+        let refused = try await CLI.run(["log", "verify", path, "--key-file", wrongKey])
+        #expect(refused.status == 1)
+        #expect(refused.stdout.contains("line 1: bad_hmac"))
+    }
+
     @Test func inspectShowsChainsAndVerdictWithoutSendingARequest() async throws {
         let chain = try TestChain.make(host: Harness.host)
         let server = try await Harness.server(chain, alpn: ["http/1.1"])

@@ -79,7 +79,11 @@ public struct BulwarkError: Error, Sendable, CustomStringConvertible {
         BulwarkError(.trustRefused, host: refusal.host, trustRefusal: refusal)
     }
 
-    static func redirectRefused(_ refusal: RedirectRefusal, host: String?, redirects: [RedirectRecord]) -> BulwarkError {
+    static func redirectRefused(
+        _ refusal: RedirectRefusal,
+        host: String?,
+        redirects: [RedirectRecord]
+    ) -> BulwarkError {
         BulwarkError(.redirectRefused, host: host, redirectRefusal: refusal, redirects: redirects)
     }
 

@@ -13,26 +13,43 @@ import Foundation
 /// `O_APPEND` descriptor). A crash in the middle of a write leaves a torn last line: reopening starts a fresh line
 /// and chains to the last complete record, and the verifier reports the torn line; it is never trusted.
 public final class TamperEvidentLog: @unchecked Sendable {
-    /// The HMAC key. Its bytes are only read while a record is signed or verified.
-    public final class Key: Sendable {
-        let symmetricKey: SymmetricKey
+    /// The HMAC key, held in ``SecretBytes`` (locked in memory, zeroized when the key is released). Its bytes are
+    /// only read while a record is signed or verified, and it prints as `<redacted>`.
+    public final class Key: Sendable, CustomStringConvertible {
+        private let secret: SecretBox
 
-        /// A key from raw bytes (at least 16).
-        public init(bytes: some ContiguousBytes) throws {
-            let key = SymmetricKey(data: bytes)
-            guard key.bitCount >= 128 else {
+        /// A key that takes over `secret` (at least 16 bytes).
+        public init(secret: consuming SecretBytes) throws {
+            guard secret.count >= 16 else {
                 throw TamperEvidentLogError(.keyTooShort, line: nil, detail: "an HMAC key needs at least 16 bytes")
             }
-            self.symmetricKey = key
+            self.secret = SecretBox(secret)
         }
 
-        /// Reads a key file (its raw bytes; a trailing newline is part of the key).
-        public convenience init(contentsOfFile path: String) throws {
-            guard let data = FileManager.default.contents(atPath: path) else {
-                throw TamperEvidentLogError(.unreadable, line: nil, detail: "cannot read key file \(path)")
-            }
-            try self.init(bytes: data)
+        /// A key copied from `bytes`; the caller should wipe its own copy.
+        public convenience init(bytes: [UInt8]) throws {
+            try self.init(secret: SecretBytes(bytes))
         }
+
+        /// Reads a key file: its raw bytes, exactly (a binary key may end in a newline byte).
+        public convenience init(contentsOfFile path: String) throws {
+            let secret: SecretBytes
+            do {
+                secret = try SecretBytes(contentsOfFile: path, trimmingTrailingNewlines: false)
+            } catch {
+                throw TamperEvidentLogError(.unreadable, line: nil, detail: "cannot read key file \(path): \(error)")
+            }
+            try self.init(secret: secret)
+        }
+
+        /// The HMAC-SHA-256 of `content`.
+        func authenticationCode(for content: [UInt8]) -> [UInt8] {
+            self.secret.withUnsafeBytes { bytes in
+                Array(HMAC<SHA256>.authenticationCode(for: content, using: SymmetricKey(data: bytes)))
+            } ?? []
+        }
+
+        public var description: String { "<redacted>" }
     }
 
     public let path: String
@@ -78,8 +95,7 @@ public final class TamperEvidentLog: @unchecked Sendable {
         let hash = Self.hex(SHA256.hash(data: Array(content.utf8)))
         var line = String(content.dropLast()) + ",\"hash\":\"\(hash)\""
         if let key = self.key {
-            let mac = HMAC<SHA256>.authenticationCode(for: Array(content.utf8), using: key.symmetricKey)
-            line += ",\"hmac\":\"\(Self.hex(mac))\""
+            line += ",\"hmac\":\"\(Self.hex(key.authenticationCode(for: Array(content.utf8))))\""
         }
         line += "}\n"
         guard Self.writeAll(self.descriptor, Array(line.utf8)) else {

@@ -52,8 +52,7 @@ public enum TamperEvidentLogVerifier {
                 guard let hmac = record.hmac else {
                     throw TamperEvidentLogError(.missingHMAC, line: number, detail: "a key was given but the record has no HMAC")
                 }
-                let expected = HMAC<SHA256>.authenticationCode(for: record.content, using: key.symmetricKey)
-                if TamperEvidentLog.hex(expected) != hmac {
+                if TamperEvidentLog.hex(key.authenticationCode(for: record.content)) != hmac {
                     throw TamperEvidentLogError(.badHMAC, line: number, detail: "HMAC mismatch: wrong key, or rewritten")
                 }
             }

@@ -2,9 +2,12 @@
 ///
 /// Header names compare case-insensitively in HTTP; ``lowercasedName`` is what the policy compares.
 public struct HeaderField: Hashable, Sendable, CustomStringConvertible {
+    /// The field name, as sent.
     public var name: String
+    /// The field value.
     public var value: String
 
+    /// A field `name: value`.
     public init(name: String, value: String) {
         self.name = name
         self.value = value

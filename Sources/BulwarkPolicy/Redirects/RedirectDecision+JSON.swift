@@ -1,3 +1,5 @@
+import Foundation
+
 extension RedirectDecision {
     /// The decision as one JSON object on one line, the stable format of `bulwark redirect-check --json`:
     ///
@@ -27,25 +29,13 @@ extension RedirectDecision {
         }
     }
 
-    /// A JSON string literal.
+    /// A JSON string literal (Foundation's encoder: `"`, `\` and control characters escaped, `/` kept).
     static func quoted(_ text: String) -> String {
-        var result = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": result += "\\\""
-            case "\\": result += "\\\\"
-            case "\n": result += "\\n"
-            case "\r": result += "\\r"
-            case "\t": result += "\\t"
-            default:
-                if scalar.value < 0x20 || scalar.value == 0x7F {
-                    let hex = String(scalar.value, radix: 16)
-                    result += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-                } else {
-                    result.unicodeScalars.append(scalar)
-                }
-            }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.withoutEscapingSlashes]
+        guard let data = try? encoder.encode(text) else {
+            return "\"\""
         }
-        return result + "\""
+        return String(decoding: data, as: UTF8.self)
     }
 }

@@ -23,6 +23,7 @@ public struct RedirectFollow: Hashable, Sendable {
     /// Whether this hop goes from https to http, which only the dangerous opt-in allows.
     public var isDowngrade: Bool
 
+    /// A follow decision; the flags default to a same-origin hop that drops the body.
     public init(
         url: URL,
         method: String,

@@ -194,7 +194,8 @@ enum RedirectLocation {
         while index < scalars.endIndex {
             let scalar = scalars[index]
             if scalar == "%" {
-                guard index + 2 < scalars.endIndex, self.isHexDigit(scalars[index + 1]), self.isHexDigit(scalars[index + 2])
+                guard index + 2 < scalars.endIndex, self.isHexDigit(scalars[index + 1]),
+                    self.isHexDigit(scalars[index + 2])
                 else {
                     throw .unparsable(detail: "\"%\" is not followed by two hex digits")
                 }

@@ -37,7 +37,8 @@ public struct RedirectPolicy: Sendable {
     public var allowedHosts: [HostPattern] {
         didSet { self.matcher = Self.matcher(for: self.allowedHosts) }
     }
-    /// The most redirects followed for one request; the next one is refused with ``RedirectRefusalReason/tooManyHops(limit:)``.
+    /// The most redirects followed for one request; the next one is refused with
+    /// ``RedirectRefusalReason/tooManyHops(limit:)``.
     public var maximumHops: Int
     /// The schemes a redirect may lead to: `https` only by default. Add `http` to follow http-to-http redirects of a
     /// plain-HTTP request; https to http stays refused unless ``allowsHTTPSToHTTP``.
@@ -178,7 +179,8 @@ public struct RedirectPolicy: Sendable {
             return .hostNotAllowed(host: target.host)
         }
         if target.port != from.port {
-            let defaultPorts = from.port == RedirectURL.defaultPort(for: from.scheme)
+            let defaultPorts =
+                from.port == RedirectURL.defaultPort(for: from.scheme)
                 && target.port == RedirectURL.defaultPort(for: target.scheme)
             if !defaultPorts && !self.allowedPorts.contains(target.port) {
                 return .portChange(from: from.port, to: target.port)

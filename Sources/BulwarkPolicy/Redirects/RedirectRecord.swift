@@ -6,8 +6,10 @@ public struct RedirectRecord: Hashable, Sendable, CustomStringConvertible {
     public let url: URL
     /// The redirect status.
     public let status: Int
+    /// What the policy decided.
     public let decision: RedirectDecision
 
+    /// A history entry.
     public init(url: URL, status: Int, decision: RedirectDecision) {
         self.url = url
         self.status = status

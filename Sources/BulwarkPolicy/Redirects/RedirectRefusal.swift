@@ -12,6 +12,7 @@ public struct RedirectRefusal: Error, Hashable, Sendable, CustomStringConvertibl
     /// `Location` text; nil when there was no `Location`.
     public let to: String?
 
+    /// A refusal; `from` and `to` must already be redacted.
     public init(reason: RedirectRefusalReason, status: Int, from: String, to: String?) {
         self.reason = reason
         self.status = status

@@ -18,8 +18,10 @@ public struct RedirectRequest: Hashable, Sendable {
     public var url: URL
     /// The header fields the caller set, in order (not those the transport adds, such as `host`).
     public var headers: [HeaderField]
+    /// Whether the request had a body, and whether it can be sent again.
     public var body: Body
 
+    /// The request as the policy sees it.
     public init(method: String, url: URL, headers: [HeaderField] = [], body: Body = .none) {
         self.method = method
         self.url = url
