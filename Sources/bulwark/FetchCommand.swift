@@ -23,6 +23,12 @@ struct FetchCommand: AsyncParsableCommand {
 
     @OptionGroup var policy: PolicyOptions
 
+    @Option(
+        name: .customLong("allow-host"),
+        help: "Only send requests (and follow redirects) to hosts matching these patterns (example.com, *.example.com, **.example.com)."
+    )
+    var allowedHosts: [String] = []
+
     @OptionGroup var eventLog: EventLogOptions
 
     @Option(name: [.customShort("H"), .customLong("header")], help: "A request header, \"Name: value\".")
@@ -59,6 +65,9 @@ struct FetchCommand: AsyncParsableCommand {
         let request = try BulwarkRequest(url: self.url, headers: try self.requestHeaders())
         guard let host = request.url.host else { throw BulwarkError.Code.invalidURLError(self.url) }
         var configuration = try self.policy.configuration(host: host)
+        if !self.allowedHosts.isEmpty {
+            configuration.allowlist = try HostAllowlist(patterns: self.allowedHosts)
+        }
         if let monitor = try self.eventLog.monitor() { configuration.eventMonitor = monitor }
         guard self.maxRedirects >= 0 else { throw ValidationError("--max-redirects must be 0 or more") }
         configuration.redirects.maximumHops = self.maxRedirects

@@ -62,7 +62,7 @@ enum FailureExit {
         case .invalidURL, .plainHTTPNotAllowed: return 2
         case .connectFailed: return 3
         case .tlsHandshakeFailed: return 4
-        case .trustRefused: return 5
+        case .trustRefused, .hostNotAllowed: return 5
         case .connectTimeout, .tlsHandshakeTimeout, .readTimeout, .deadlineExceeded: return 6
         default: return 7
         }
@@ -70,6 +70,6 @@ enum FailureExit {
 
     static let help = """
         Exit status: 0 success, 1 other failure, 2 bad URL or arguments, 3 cannot connect, 4 TLS handshake \
-        failed, 5 the trust policy refused the server, 6 a timeout, 7 the response failed.
+        failed, 5 the trust policy refused the server (or the host is not in --allow-host), 6 a timeout, 7 the response failed.
         """
 }

@@ -116,6 +116,10 @@ struct CLITests {
         #expect(single.status == 2)
         #expect(single.stderr.contains("backup pin"))
 
+        let notAllowed = try await CLI.run(["fetch", url, "--ca", root, "--resolve", resolve, "--allow-host", "*.elsewhere.test"])
+        #expect(notAllowed.status == 5)
+        #expect(notAllowed.stderr.contains("host_not_allowed (\(Harness.host))"))
+
         let untrusted = try await CLI.run(["fetch", url, "--resolve", resolve])
         #expect(untrusted.status == 5)
 

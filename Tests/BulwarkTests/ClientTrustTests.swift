@@ -217,3 +217,51 @@ struct ClientTrustTests {
         try await server.shutdown()
     }
 }
+
+@Suite("Host allowlist in the client")
+struct ClientAllowlistTests {
+    @Test func unlistedHostIsRefusedBeforeAnyConnection() async throws {
+        let chain = try TestChain.make(host: Harness.host)
+        let server = try await Harness.server(chain)
+        let monitor = RecordingEventMonitor()
+        let client = try Harness.client(for: server, evaluator: .default(roots: .custom([chain.root.certificate]))) {
+            configuration in
+            configuration.allowlist = try! HostAllowlist(patterns: ["**.allowed.test"])
+            configuration.eventMonitor = monitor
+        }
+        let error = await Harness.expectError(.hostNotAllowed) {
+            _ = try await Harness.get(client, Harness.url(server, "/hello"))
+        }
+        #expect(error?.host == Harness.host)
+        #expect(server.acceptedConnections == 0, "the allowlist must refuse before any connection")
+        #expect(monitor.events.map(\.kind) == [.requestRefusedByAllowlist])
+        try await client.shutdown()
+        try await server.shutdown()
+    }
+
+    @Test func redirectHopsGoThroughTheSameAllowlist() async throws {
+        let chain = try TestChain.make(host: Harness.host)
+        let server = try await Harness.server(chain)
+        let outside = try await Harness.server(chain)
+        let monitor = RecordingEventMonitor()
+        let client = try Harness.client(for: server, evaluator: .default(roots: .custom([chain.root.certificate]))) {
+            configuration in
+            configuration.allowlist = try! HostAllowlist([HostAllowlist.Entry(Harness.host, ports: [server.port])])
+            configuration.redirects.allowedHosts = [try! HostPattern(Harness.host)]
+            configuration.redirects.allowedPorts = [outside.port]
+            configuration.eventMonitor = monitor
+            configuration.resolveOverrides["\(Harness.host):\(outside.port)"] = "127.0.0.1"
+        }
+        let target = "https://\(Harness.host):\(outside.port)/hello"
+        let escaped = target.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
+        await Harness.expectError(.hostNotAllowed) {
+            _ = try await Harness.get(client, Harness.url(server, "/redirect/302?to=\(escaped)"))
+        }
+        #expect(server.requests.count == 1)
+        #expect(outside.acceptedConnections == 0)
+        #expect(monitor.events.contains { $0.kind == .requestRefusedByAllowlist })
+        try await client.shutdown()
+        try await server.shutdown()
+        try await outside.shutdown()
+    }
+}

@@ -23,6 +23,10 @@ extension BulwarkClient {
         /// only, https only, at most five hops, no port changes, credentials stripped after any origin change, a
         /// `redirect_refused` error on refusal. Add hosts with ``RedirectPolicy/allowedHosts``.
         public var redirects: RedirectPolicy = RedirectPolicy()
+        /// The hosts requests may go to. A request (or a redirect hop) to any other host fails with
+        /// ``BulwarkError/Code/hostNotAllowed`` before DNS or any connection, and emits a
+        /// `request_refused_by_allowlist` event. Nil allows every host the trust manager accepts.
+        public var allowlist: HostAllowlist? = nil
         /// Send pin-validation failures (enforced and report-only) to collectors; nil sends nothing.
         public var pinFailureReporting: PinFailureReporting? = nil
         /// Connect to another address for a host and port, like curl's `--resolve HOST:PORT:ADDR`: the TLS name

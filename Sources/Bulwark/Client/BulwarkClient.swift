@@ -123,6 +123,10 @@ public final class BulwarkClient: Sendable {
 
     /// One request and its response, without following redirects.
     private func executeOnce(_ request: BulwarkRequest, deadline: NIODeadline?) async throws -> BulwarkResponse {
+        if let allowlist = self.configuration.allowlist, case .refused(let refusal) = allowlist.decision(for: request.url) {
+            self.configuration.eventMonitor.record(refusal.securityEvent())
+            throw BulwarkError(.hostNotAllowed, host: refusal.host, detail: String(describing: refusal))
+        }
         let target = try RequestTarget(request.url)
         if !target.isTLS {
             guard self.configuration.allowsPlainHTTP else {

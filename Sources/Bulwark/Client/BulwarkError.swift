@@ -18,6 +18,9 @@ public struct BulwarkError: Error, Sendable, CustomStringConvertible {
         public static let trustRefused = Code("trust_refused")
         /// The TLS handshake failed for a reason other than trust (protocol version, cipher, garbage bytes).
         public static let tlsHandshakeFailed = Code("tls_handshake_failed")
+        /// The request's host (or scheme or port) is not in the client's allowlist; nothing was resolved or
+        /// connected.
+        public static let hostNotAllowed = Code("host_not_allowed")
         /// The TCP connection could not be established.
         public static let connectFailed = Code("connect_failed")
         /// The TCP connection was not established within the connect timeout.
