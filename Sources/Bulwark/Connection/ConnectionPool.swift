@@ -28,6 +28,9 @@ final class ConnectionPool: Sendable {
     private struct Idle {
         var connection: HTTP1Connection
         var generation: Int
+        /// Closes the connection when it stays idle; cancelled as soon as the connection is used again, so that
+        /// no timer outlives its purpose (NIO cancels timers by searching its timer queue).
+        var timer: Scheduled<Void>?
     }
 
     private struct PerKey {
@@ -58,7 +61,7 @@ final class ConnectionPool: Sendable {
     func lease(_ key: Key, connect: @Sendable () async throws -> PooledConnection) async throws -> Lease {
         while true {
             enum Action {
-                case use(Lease)
+                case use(Lease, Scheduled<Void>?)
                 case connect
                 case wait
             }
@@ -67,13 +70,14 @@ final class ConnectionPool: Sendable {
                 var perKey = state.keys[key, default: PerKey()]
                 defer { state.keys[key] = perKey }
                 if let http2 = perKey.http2 {
-                    if http2.channel.isActive { return .use(Lease(connection: .http2(http2), isReused: true)) }
+                    if http2.channel.isActive { return .use(Lease(connection: .http2(http2), isReused: true), nil) }
                     perKey.http2 = nil
                 }
                 while let idle = perKey.idle.popLast() {
                     if idle.connection.channel.isActive {
-                        return .use(Lease(connection: .http1(idle.connection), isReused: true))
+                        return .use(Lease(connection: .http1(idle.connection), isReused: true), idle.timer)
                     }
+                    idle.timer?.cancel()
                     perKey.open -= 1
                 }
                 let protocolUnknown = !perKey.knownHTTP1 && perKey.open > 0
@@ -84,7 +88,8 @@ final class ConnectionPool: Sendable {
                 return .wait
             }
             switch action {
-            case .use(let lease):
+            case .use(let lease, let timer):
+                timer?.cancel()
                 return lease
             case .connect:
                 return try await self.connectNew(key, connect: connect)
@@ -169,9 +174,17 @@ final class ConnectionPool: Sendable {
         case .handOff(let waiter):
             waiter.resume(returning: Lease(connection: .http1(connection), isReused: true))
         case .keptIdle(let generation):
-            connection.channel.eventLoop.scheduleTask(in: self.options.idleTimeout) {
+            let timer = connection.channel.eventLoop.scheduleTask(in: self.options.idleTimeout) {
                 self.closeIfStillIdle(connection, key: key, generation: generation)
             }
+            let stillIdle = self.state.withLockedValue { state -> Bool in
+                guard let index = state.keys[key]?.idle.firstIndex(where: { $0.generation == generation }) else {
+                    return false
+                }
+                state.keys[key]?.idle[index].timer = timer
+                return true
+            }
+            if !stillIdle { timer.cancel() }
         case .close(let wake):
             connection.channel.close(promise: nil)
             wake?.resume(returning: nil)
@@ -196,7 +209,7 @@ final class ConnectionPool: Sendable {
             guard let index = state.keys[key]?.idle.firstIndex(where: { $0.connection === connection }) else {
                 return nil
             }
-            state.keys[key]?.idle.remove(at: index)
+            state.keys[key]?.idle.remove(at: index).timer?.cancel()
             state.keys[key]?.open -= 1
             return state.keys[key]?.waiters.isEmpty == false ? state.keys[key]?.waiters.removeFirst() : nil
         }
@@ -227,6 +240,7 @@ final class ConnectionPool: Sendable {
             var waiters: [CheckedContinuation<Lease?, any Error>] = []
             for (key, perKey) in state.keys {
                 channels += perKey.idle.map(\.connection.channel)
+                for idle in perKey.idle { idle.timer?.cancel() }
                 if let http2 = perKey.http2 { channels.append(http2.channel) }
                 waiters += perKey.waiters
                 state.keys[key]?.idle = []

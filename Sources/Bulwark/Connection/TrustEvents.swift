@@ -4,6 +4,8 @@ import X509
 /// Turns trust decisions into security events: one per handshake, plus one per notice.
 enum TrustEvents {
     static func report(_ decision: TrustDecision, presented: [Certificate], to monitor: any EventMonitor) {
+        // Building the details hashes every certificate: skip it when nobody listens (the default).
+        if let composite = monitor as? CompositeEventMonitor, composite.monitors.isEmpty { return }
         switch decision {
         case .trusted(let chain):
             monitor.record(

@@ -1,0 +1,118 @@
+import Bulwark
+import Foundation
+
+/// The streamed download runs in a fresh child process per client and round, so each client's peak RSS
+/// (VmHWM) is its own; the server stays in the parent and is not counted.
+struct DownloadResult: Sendable {
+    let bytes: Int
+    let seconds: Double
+    /// VmRSS just before the download (after one warm-up request on the same connection), KiB.
+    let rssBeforeKiB: Int
+    /// VmHWM after the download: the child's peak RSS over its whole life, KiB.
+    let peakKiB: Int
+
+    var megabytesPerSecond: Double { Double(self.bytes) / self.seconds / 1e6 }
+    var peakMiB: Double { Double(self.peakKiB) / 1024 }
+    /// How far the peak rose above the RSS before the download, MiB.
+    var growthMiB: Double { Double(self.peakKiB - self.rssBeforeKiB) / 1024 }
+}
+
+enum ChildDownload {
+    /// Child side: one client, one warm-up request, one streamed download; JSON on standard output.
+    static func run(_ options: Options) async throws {
+        guard let which = options.childDownload, let rootPath = options.childRootPEM else {
+            throw BenchError("--child-download needs --child-root and --child-port")
+        }
+        let pem = try String(contentsOfFile: rootPath, encoding: .utf8)
+        let target = Target(port: options.childPort)
+        let client: any BenchClient
+        switch which {
+        case "bulwark":
+            let roots = try CertificateLoader.certificates(fromPEM: pem, source: rootPath)
+            client = try BulwarkBenchClient(
+                label: "bulwark",
+                target: target,
+                evaluator: .default(roots: .custom(roots)),
+                maximumConnections: 1
+            )
+        case "ahc":
+            client = try AHCBenchClient(target: target, rootPEM: pem, maximumConnections: 1)
+        default:
+            throw BenchError("unknown client \(which)")
+        }
+        _ = try await client.get("/hello", close: false)
+        let rssBefore = procStatusKiB("VmRSS") ?? 0
+        let start = nowNanos()
+        let count = try await client.get("/bytes/\(options.downloadBytes)", close: false)
+        let seconds = Double(nowNanos() - start) / 1e9
+        let peak = procStatusKiB("VmHWM") ?? 0
+        try await client.shutdown()
+        guard count == options.downloadBytes else {
+            throw BenchError("\(which): downloaded \(count) bytes, expected \(options.downloadBytes)")
+        }
+        print("{\"bytes\":\(count),\"seconds\":\(seconds),\"rss_before_kib\":\(rssBefore),\"peak_kib\":\(peak)}")
+    }
+
+    /// Parent side: runs one child and parses its line.
+    static func spawn(client: String, port: Int, rootPEMPath: String, bytes: Int) throws -> DownloadResult {
+        let output = try runProcess(
+            executable: selfExecutablePath(),
+            arguments: [
+                "--child-download", client, "--child-port", "\(port)", "--child-root", rootPEMPath,
+                "--download-bytes", "\(bytes)",
+            ]
+        )
+        guard output.status == 0 else {
+            throw BenchError("download child (\(client)) exited with \(output.status): \(output.stderr)")
+        }
+        guard let line = output.stdout.split(separator: "\n").last,
+            let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+            let count = object["bytes"] as? Int, let seconds = object["seconds"] as? Double,
+            let before = object["rss_before_kib"] as? Int, let peak = object["peak_kib"] as? Int
+        else {
+            throw BenchError("download child (\(client)) printed no result: \(output.stdout)")
+        }
+        return DownloadResult(bytes: count, seconds: seconds, rssBeforeKiB: before, peakKiB: peak)
+    }
+}
+
+func selfExecutablePath() -> String {
+    (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+}
+
+struct ProcessOutput {
+    let status: Int32
+    let stdout: String
+    let stderr: String
+    let seconds: Double
+}
+
+/// Runs a process to completion, capturing its output; `seconds` is the wall-clock time from launch to exit.
+func runProcess(executable: String, arguments: [String]) throws -> ProcessOutput {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: executable)
+    process.arguments = arguments
+    let out = Pipe()
+    let err = Pipe()
+    process.standardOutput = out
+    process.standardError = err
+    let start = nowNanos()
+    try process.run()
+    // Read both pipes while the child runs, so neither fills up and blocks it.
+    final class Box: @unchecked Sendable { var data = Data() }
+    let errBox = Box()
+    let done = DispatchGroup()
+    let errHandle = err.fileHandleForReading
+    DispatchQueue.global().async(group: done) { errBox.data = errHandle.readDataToEndOfFile() }
+    let outData = out.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    let seconds = Double(nowNanos() - start) / 1e9
+    done.wait()
+    let errData = errBox.data
+    return ProcessOutput(
+        status: process.terminationStatus,
+        stdout: String(decoding: outData, as: UTF8.self),
+        stderr: String(decoding: errData, as: UTF8.self),
+        seconds: seconds
+    )
+}

@@ -1,0 +1,106 @@
+import Foundation
+
+/// Command-line options. `scripts/bench` passes most of them; run with `--help` for the list.
+struct Options: Sendable {
+    /// Short legs and 3 rounds (finishes well inside 3 minutes).
+    var quick = false
+    /// Alternating rounds per client comparison (median reported).
+    var rounds = 5
+    /// Seconds per measured leg of a request benchmark.
+    var legSeconds = 5.0
+    /// Seconds of warm-up per client before the first round.
+    var warmupSeconds = 1.0
+    /// Bytes of the streamed download.
+    var downloadBytes = 256 * 1024 * 1024
+    /// Where to write the JSON result.
+    var jsonPath: String?
+    /// Where to write the Markdown table (it is printed to standard output in any case).
+    var markdownPath: String?
+    /// The release `bulwark` CLI, for the limbo benchmark.
+    var bulwarkBinary: String?
+    /// The x509-limbo `limbo.json`.
+    var limboPath: String?
+    /// Only these benchmarks (names or prefixes, comma separated); nil for all.
+    var only: [String]?
+    /// `swift --version` text, for the machine description.
+    var swiftVersion: String?
+    /// Skip wrk even when it is installed.
+    var noWrk = false
+    /// Run the server and every client on NIO's singleton event loop group instead of one group each.
+    var sharedEventLoops = false
+
+    /// Child-process mode: one streamed download with one client, result as JSON on standard output.
+    var childDownload: String?
+    var childPort = 0
+    var childRootPEM: String?
+
+    func selected(_ name: String) -> Bool {
+        guard let only = self.only else { return true }
+        return only.contains { name == $0 || name.hasPrefix($0) }
+    }
+
+    static let usage = """
+        usage: BulwarkBench [--quick] [--rounds N] [--seconds S] [--json FILE] [--markdown FILE]
+                            [--bulwark-bin PATH] [--limbo PATH] [--only a,b,...] [--swift-version TEXT] [--no-wrk]
+                            [--shared-event-loops] [--download-bytes N]
+        Benchmarks Bulwark against AsyncHTTPClient on one local TLS server (HTTP/1.1), alternating the two
+        clients in rounds and reporting medians. Names: keepalive-c1 keepalive-c32 newconn newconn-pinned
+        trust-eval download hostmatch-10 hostmatch-1000 hostmatch-10000 limbo encode-html (newconn-pinned runs with newconn).
+        By default the server and each client run on their own event loop group; --shared-event-loops puts them
+        all on NIO's singleton group (what an app using the defaults does).
+        """
+
+    static func parse(_ arguments: [String]) throws -> Options {
+        var options = Options()
+        var explicitRounds: Int?
+        var explicitSeconds: Double?
+        var iterator = arguments.makeIterator()
+        func value(_ flag: String) throws -> String {
+            guard let next = iterator.next() else { throw BenchError("\(flag) needs a value") }
+            return next
+        }
+        while let argument = iterator.next() {
+            switch argument {
+            case "--quick": options.quick = true
+            case "--rounds":
+                guard let n = Int(try value(argument)), n >= 1 else { throw BenchError("--rounds needs a positive integer") }
+                explicitRounds = n
+            case "--seconds":
+                guard let s = Double(try value(argument)), s > 0 else { throw BenchError("--seconds needs a positive number") }
+                explicitSeconds = s
+            case "--json": options.jsonPath = try value(argument)
+            case "--markdown": options.markdownPath = try value(argument)
+            case "--bulwark-bin": options.bulwarkBinary = try value(argument)
+            case "--limbo": options.limboPath = try value(argument)
+            case "--only": options.only = try value(argument).split(separator: ",").map(String.init)
+            case "--swift-version": options.swiftVersion = try value(argument)
+            case "--no-wrk": options.noWrk = true
+            case "--shared-event-loops": options.sharedEventLoops = true
+            case "--download-bytes":
+                guard let n = Int(try value(argument)), n > 0 else { throw BenchError("--download-bytes needs a positive integer") }
+                options.downloadBytes = n
+            case "--child-download": options.childDownload = try value(argument)
+            case "--child-port": options.childPort = Int(try value(argument)) ?? 0
+            case "--child-root": options.childRootPEM = try value(argument)
+            case "-h", "--help":
+                print(Self.usage)
+                exit(0)
+            default:
+                throw BenchError("unknown argument \(argument)\n\(Self.usage)")
+            }
+        }
+        if options.quick {
+            options.rounds = 3
+            options.legSeconds = 1.5
+            options.warmupSeconds = 0.5
+        }
+        if let explicitRounds { options.rounds = explicitRounds }
+        if let explicitSeconds { options.legSeconds = explicitSeconds }
+        return options
+    }
+}
+
+struct BenchError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}

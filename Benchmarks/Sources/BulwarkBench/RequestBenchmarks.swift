@@ -1,0 +1,127 @@
+import BulwarkTestSupport
+import Foundation
+
+/// What one measured leg (one client, one round) did.
+struct LegResult: Sendable {
+    let requests: Int
+    let seconds: Double
+    /// Per-request latencies in nanoseconds, sorted.
+    let latencies: [UInt64]
+    /// TCP connections the server accepted during the leg.
+    let connectionsAccepted: Int
+    /// TLS handshakes the server completed during the leg.
+    let handshakes: Int
+    /// Requests the server received completely during the leg.
+    let serverRequests: Int
+
+    var rate: Double { Double(self.requests) / self.seconds }
+    var p50Milliseconds: Double { Double(quantile(sorted: self.latencies, 0.50)) / 1e6 }
+    var p99Milliseconds: Double { Double(quantile(sorted: self.latencies, 0.99)) / 1e6 }
+}
+
+/// Runs `concurrency` tasks, each sending GETs back to back until `seconds` have passed; checks every body length.
+func runLeg(
+    client: any BenchClient,
+    server: TestHTTPSServer,
+    path: String,
+    expectedBytes: Int,
+    concurrency: Int,
+    seconds: Double,
+    close: Bool
+) async throws -> LegResult {
+    server.resetRecording()
+    let start = nowNanos()
+    let deadline = start + UInt64(seconds * 1e9)
+    let perTask = try await withThrowingTaskGroup(of: [UInt64].self) { group in
+        for _ in 0..<concurrency {
+            group.addTask {
+                var latencies: [UInt64] = []
+                latencies.reserveCapacity(1 << 16)
+                while nowNanos() < deadline {
+                    let t0 = nowNanos()
+                    let count = try await client.get(path, close: close)
+                    let t1 = nowNanos()
+                    guard count == expectedBytes else {
+                        throw BenchError("\(client.label): \(path) returned \(count) bytes, expected \(expectedBytes)")
+                    }
+                    latencies.append(t1 - t0)
+                }
+                return latencies
+            }
+        }
+        var all: [[UInt64]] = []
+        for try await latencies in group { all.append(latencies) }
+        return all
+    }
+    let elapsed = Double(nowNanos() - start) / 1e9
+    let latencies = perTask.flatMap { $0 }.sorted()
+    guard !latencies.isEmpty else { throw BenchError("\(client.label): no request completed in \(seconds) s") }
+    return LegResult(
+        requests: latencies.count,
+        seconds: elapsed,
+        latencies: latencies,
+        connectionsAccepted: server.acceptedConnections,
+        handshakes: server.completedHandshakes,
+        serverRequests: server.requests.count
+    )
+}
+
+/// Per-client results of an alternating comparison, one entry per round.
+struct RoundSeries: Sendable {
+    var legs: [String: [LegResult]] = [:]
+
+    func rates(_ label: String) -> [Double] { (self.legs[label] ?? []).map(\.rate) }
+    func medianRate(_ label: String) -> Double { median(self.rates(label)) }
+    func medianP50(_ label: String) -> Double { median((self.legs[label] ?? []).map(\.p50Milliseconds)) }
+    func medianP99(_ label: String) -> Double { median((self.legs[label] ?? []).map(\.p99Milliseconds)) }
+    /// Median over rounds of (label's rate / reference's rate in the same round): robust against drift in load.
+    func medianRoundRatio(_ label: String, over reference: String) -> Double {
+        let a = self.rates(label)
+        let b = self.rates(reference)
+        return median(zip(a, b).map { $0 / $1 })
+    }
+}
+
+/// Runs `rounds` rounds; each round runs every client once, in an order that reverses every round
+/// (A B, B A, A B, ...), so neither client always runs first or last.
+func alternate(
+    _ name: String,
+    clients: [any BenchClient],
+    rounds: Int,
+    leg: (any BenchClient) async throws -> LegResult
+) async throws -> RoundSeries {
+    var series = RoundSeries()
+    for round in 0..<rounds {
+        let order = round % 2 == 0 ? clients : clients.reversed()
+        for client in order {
+            let result = try await leg(client)
+            // Every counted response came from the server (no request was served from anywhere else).
+            guard result.serverRequests >= result.requests else {
+                throw BenchError("\(name): \(client.label) counted \(result.requests) responses but the server saw \(result.serverRequests) requests")
+            }
+            series.legs[client.label, default: []].append(result)
+            log(
+                "  \(name) round \(round + 1)/\(rounds) \(client.label): \(format(result.rate, digits: 0)) req/s, "
+                    + "p50 \(format(result.p50Milliseconds, digits: 3)) ms, p99 \(format(result.p99Milliseconds, digits: 3)) ms, "
+                    + "\(result.requests) requests, \(result.connectionsAccepted) new connections, "
+                    + "process RSS \(format(Double(procStatusKiB("VmRSS") ?? 0) / 1024, digits: 0)) MiB"
+            )
+        }
+    }
+    return series
+}
+
+/// Warm-up: the same load as a leg, results discarded, so pools hold warm connections before the first round.
+func warmUp(_ clients: [any BenchClient], server: TestHTTPSServer, concurrency: Int, seconds: Double, close: Bool) async throws {
+    for client in clients {
+        _ = try await runLeg(
+            client: client,
+            server: server,
+            path: "/bytes/1024",
+            expectedBytes: 1024,
+            concurrency: concurrency,
+            seconds: seconds,
+            close: close
+        )
+    }
+}

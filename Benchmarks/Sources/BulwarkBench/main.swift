@@ -1,0 +1,14 @@
+import Foundation
+
+// BulwarkBench: Bulwark against AsyncHTTPClient on one local TLS server. See BENCHMARKS.md and scripts/bench.
+do {
+    let options = try Options.parse(Array(CommandLine.arguments.dropFirst()))
+    if options.childDownload != nil {
+        try await ChildDownload.run(options)
+    } else {
+        try await Bench.run(options)
+    }
+} catch {
+    FileHandle.standardError.write(Data("BulwarkBench: \(error)\n".utf8))
+    exit(1)
+}
