@@ -63,7 +63,7 @@ struct FetchCommand: AsyncParsableCommand {
 
     private func fetch() async throws {
         let request = try BulwarkRequest(url: self.url, headers: try self.requestHeaders())
-        guard let host = request.url.host else { throw BulwarkError.Code.invalidURLError(self.url) }
+        guard let host = request.url.host else { throw ValidationError("\"\(self.url)\" has no host") }
         var configuration = try self.policy.configuration(host: host)
         if !self.allowedHosts.isEmpty {
             configuration.allowlist = try HostAllowlist(patterns: self.allowedHosts)
@@ -122,12 +122,6 @@ struct FetchCommand: AsyncParsableCommand {
             )
         }
         return headers
-    }
-}
-
-extension BulwarkError.Code {
-    static func invalidURLError(_ url: String) -> ValidationError {
-        ValidationError("\"\(url)\" has no host")
     }
 }
 

@@ -69,11 +69,6 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
         self.host = host
     }
 
-    var isIdle: Bool {
-        if case .idle = self.state { return true }
-        return false
-    }
-
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
     }

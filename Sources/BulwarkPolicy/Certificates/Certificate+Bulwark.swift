@@ -35,17 +35,6 @@ extension Certificate {
         }
     }
 
-    /// The DNS names of the subject alternative name extension, or nil when the certificate has no such extension.
-    var dnsSubjectAlternativeNames: [String]? {
-        guard let names = try? self.extensions.subjectAlternativeNames else { return nil }
-        return names.compactMap { if case .dnsName(let dns) = $0 { return dns } else { return nil } }
-    }
-
-    /// Whether the certificate's issuer name equals its subject and its own key verifies its signature.
-    public var isSelfSigned: Bool {
-        self.issuer == self.subject && self.publicKey.isValidSignature(self.signature, for: self)
-    }
-
     /// RFC 5952 text: lower case, no leading zeros, the longest run of two or more zero groups as `::`.
     static func formatIPv6(_ bytes: [UInt8]) -> String {
         var groups: [UInt16] = []

@@ -58,12 +58,9 @@ public struct PinnedCertificatesTrustEvaluator: ServerTrustEvaluating {
         case .failure(let refusal):
             return .refused(refusal)
         case .success(let verified):
-            if let pinned = verified.first(where: { self.pins.contains(Pin.certificate(of: $0)) }) {
-                let notice = TrustNotice.pinMatched(
-                    host: host,
-                    pin: Pin.certificate(of: pinned),
-                    subject: String(describing: pinned.subject)
-                )
+            let matches = verified.lazy.map { ($0, Pin.certificate(of: $0)) }
+            if let (pinned, pin) = matches.first(where: { self.pins.contains($0.1) }) {
+                let notice = TrustNotice.pinMatched(host: host, pin: pin, subject: String(describing: pinned.subject))
                 return .trusted(TrustedChain(host: host, certificates: verified, notices: [notice]))
             }
             let mismatch = PinMismatch(

@@ -44,7 +44,7 @@ public struct PublicKeysTrustEvaluator: ServerTrustEvaluating {
         if self.performDefaultValidation {
             anchors = self.roots
         } else {
-            let pinned = chain.filter(self.isPinned)
+            let pinned = chain.filter { self.matchingPin(for: $0) != nil }
             guard !pinned.isEmpty else {
                 return await self.mismatch(chain, verified: chain, host: host, at: time)
             }
@@ -65,8 +65,9 @@ public struct PublicKeysTrustEvaluator: ServerTrustEvaluating {
             }
             return .refused(refusal)
         case .success(let verified):
-            if let pinned = verified.first(where: self.isPinned) {
-                let pin = self.pinSet.pins.first { $0.matches(pinned) } ?? Pin.publicKey(of: pinned)
+            if let (pinned, pin) = verified.lazy.compactMap({ certificate in
+                self.matchingPin(for: certificate).map { (certificate, $0) }
+            }).first {
                 let notice = TrustNotice.pinMatched(host: host, pin: pin, subject: String(describing: pinned.subject))
                 return .trusted(TrustedChain(host: host, certificates: verified, notices: [notice]))
             }
@@ -74,10 +75,14 @@ public struct PublicKeysTrustEvaluator: ServerTrustEvaluating {
         }
     }
 
-    private func isPinned(_ certificate: Certificate) -> Bool {
+    /// The configured pin `certificate` carries, if any. Each digest is computed at most once: this runs in every
+    /// handshake.
+    private func matchingPin(for certificate: Certificate) -> Pin? {
         let keyPin = Pin.publicKey(of: certificate)
-        return self.pinSet.pins.contains(keyPin)
-            || self.pinSet.pins.contains { $0.kind == .certificate && $0.matches(certificate) }
+        if self.pinSet.pins.contains(keyPin) { return keyPin }
+        guard self.pinSet.pins.contains(where: { $0.kind == .certificate }) else { return nil }
+        let certificatePin = Pin.certificate(of: certificate)
+        return self.pinSet.pins.contains(certificatePin) ? certificatePin : nil
     }
 
     private func mismatch(
