@@ -201,6 +201,28 @@ struct ZeroizationTests {
         }
     }
 
+    @Test("cookie values are zeroized when replaced and when the jar is cleared")
+    func cookieValuesZeroized() async throws {
+        await ReleaseLog.observing { log in
+            let jar = CookieJar()
+            let site = URL(string: "https://www.example.com/")!
+            jar.store(setCookieFields: ["sid=first-value", "csrf=token-value; Domain=example.com"], from: site)
+            let sid = jar.allCookies.first { $0.name == "sid" }!
+            let sidAddress = sid.withUnsafeValueBytes { UInt(bitPattern: $0.baseAddress) } ?? 0
+            let mark = log.mark
+            jar.store(setCookieFields: ["sid=second"], from: site)
+            #expect(log.firstRelease(at: sidAddress, since: mark) == [UInt8](repeating: 0, count: 11))
+            let addresses = jar.allCookies.map { cookie in
+                (cookie.withUnsafeValueBytes { UInt(bitPattern: $0.baseAddress) } ?? 0, cookie.name == "sid" ? 6 : 11)
+            }
+            let cleared = log.mark
+            #expect(jar.removeAll() == 2)
+            for (address, length) in addresses {
+                #expect(log.firstRelease(at: address, since: cleared) == [UInt8](repeating: 0, count: length))
+            }
+        }
+    }
+
     @Test("a refresh that completes after sign-out is wiped, not installed")
     func lateRefreshWiped() async throws {
         try await ReleaseLog.observing { log in

@@ -27,6 +27,13 @@ extension BulwarkClient {
         /// ``BulwarkError/Code/hostNotAllowed`` before DNS or any connection, and emits a
         /// `request_refused_by_allowlist` event. Nil allows every host the trust manager accepts.
         public var allowlist: HostAllowlist? = nil
+        /// The session's credentials (bearer tokens, basic auth, API-key headers, cookies), each attached at send
+        /// time to requests and redirect hops inside its scope only, refreshed by its provider when missing, expiring
+        /// or rejected with a 401 (the request is then retried once). Nil attaches nothing. See ``CredentialStore``.
+        public var credentials: CredentialStore? = nil
+        /// An RFC 6265 cookie jar: `Set-Cookie` fields of every response (redirects included) are stored, and
+        /// matching cookies sent with each request and hop. Nil (the default, as in OkHttp) keeps no cookies.
+        public var cookies: CookieJar? = nil
         /// Send pin-validation failures (enforced and report-only) to collectors; nil sends nothing.
         public var pinFailureReporting: PinFailureReporting? = nil
         /// Connect to another address for a host and port, like curl's `--resolve HOST:PORT:ADDR`: the TLS name

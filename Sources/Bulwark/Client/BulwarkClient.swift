@@ -25,7 +25,7 @@ import NIOPosix
 public final class BulwarkClient: Sendable {
     public let configuration: Configuration
     private let connector: Connector
-    private let pool: ConnectionPool
+    let pool: ConnectionPool
     private let reporter: PinFailureReporter?
 
     /// Creates a client on `eventLoopGroup` (NIO's shared singleton group by default).
@@ -62,14 +62,18 @@ public final class BulwarkClient: Sendable {
     ///   returns the redirect response instead). Cancelling the task cancels the request.
     public func execute(_ request: BulwarkRequest, deadline: NIODeadline? = nil) async throws -> BulwarkResponse {
         let policy = self.configuration.redirects
-        var response = try await self.executeOnce(request, deadline: deadline)
+        let requestID = Self.nextRequestID()
+        var sent = try await self.sendHop(request, deadline: deadline, requestID: requestID)
+        var response = sent.response
         guard policy.followsRedirects, RedirectPolicy.redirectStatuses.contains(Int(response.status.code)) else {
             return response
         }
-        let requestID = Self.nextRequestID()
+        // `current` is the request as the caller made it, rewritten hop by hop by the policy: it never holds the
+        // credentials and cookies attached from the store and the jar, which are attached anew for each hop's URL.
         var current = request
         var chain = RedirectChain(startingAt: request.url)
         var history: [RedirectRecord] = []
+        var storeCredentialsAllowed = !sent.storeCredentials.isEmpty
         repeat {
             let hop = RedirectHop(
                 request: RedirectRequest(
@@ -108,23 +112,45 @@ public final class BulwarkClient: Sendable {
                 for field in follow.headers {
                     headers.add(name: field.name, value: field.value)
                 }
+                let previous = current
                 current = BulwarkRequest(
                     url: follow.url,
                     method: HTTPMethod(rawValue: follow.method),
                     headers: headers,
                     body: follow.keepsBody ? current.body : nil
                 )
-                response = try await self.executeOnce(current, deadline: deadline)
+                let previousCredentials = sent.storeCredentials
+                sent = try await self.sendHop(
+                    current,
+                    deadline: deadline,
+                    requestID: requestID,
+                    attachesStoreCredentials: storeCredentialsAllowed
+                )
+                self.reportCredentialsWithheld(
+                    previousCredentials.filter { !sent.storeCredentials.contains($0) },
+                    hop: sent,
+                    from: previous.url,
+                    to: current.url,
+                    requestID: requestID
+                )
+                // Once the chain has been outside a credential's scope, no store credential is attached again:
+                // the server outside could otherwise send the client back with a method, path and body of its
+                // choosing (the store analogue of Go's CVE-2024-45336).
+                if sent.storeCredentials.isEmpty || !previousCredentials.allSatisfy(sent.storeCredentials.contains) {
+                    storeCredentialsAllowed = false
+                }
+                response = sent.response
             }
         } while RedirectPolicy.redirectStatuses.contains(Int(response.status.code))
         response.redirects = history
         return response
     }
 
-    /// One request and its response, without following redirects.
-    private func executeOnce(_ request: BulwarkRequest, deadline: NIODeadline?) async throws -> BulwarkResponse {
+    /// Checks a request against everything that can refuse it without the network: the allowlist, the URL, plain
+    /// HTTP. Nothing is resolved, connected or refreshed for a refused request.
+    func admit(_ request: BulwarkRequest, requestID: UInt64) throws -> RequestTarget {
         if let allowlist = self.configuration.allowlist, case .refused(let refusal) = allowlist.decision(for: request.url) {
-            self.configuration.eventMonitor.record(refusal.securityEvent())
+            self.configuration.eventMonitor.record(refusal.securityEvent(requestID: requestID))
             throw BulwarkError(.hostNotAllowed, host: refusal.host, detail: String(describing: refusal))
         }
         let target = try RequestTarget(request.url)
@@ -140,13 +166,28 @@ public final class BulwarkClient: Sendable {
                 SecurityEvent(
                     kind: .insecureOptionUsed,
                     host: target.host,
+                    requestID: requestID,
                     reason: "plain_http",
                     message: "request sent over plain HTTP (allowsPlainHTTP)"
                 )
             )
         }
+        return target
+    }
+
+    /// One request and its response, without following redirects.
+    ///
+    /// - Parameter credentialEpoch: The pool's sign-out epoch when the request's credentials were attached, if it
+    ///   carries any: the connection is marked with it, so that ``signOut()`` closes it.
+    func executeOnce(
+        _ request: BulwarkRequest,
+        target: RequestTarget,
+        deadline: NIODeadline?,
+        credentialEpoch: Int?
+    ) async throws -> BulwarkResponse {
         let key = ConnectionPool.Key(scheme: target.scheme, host: target.host, port: target.port)
         var lease = try await self.pool.lease(key) { try await self.connector.connect(to: target) }
+        if let credentialEpoch { lease.connection.markCarriedCredentials(epoch: credentialEpoch) }
         do {
             return try await self.send(request, target: target, on: lease, key: key, deadline: deadline)
         } catch let error as BulwarkError where error.code == .remoteConnectionClosed && lease.isReused
@@ -154,6 +195,7 @@ public final class BulwarkClient: Sendable {
         {
             // The server closed an idle keep-alive connection as the request went out: one fresh attempt.
             lease = try await self.pool.lease(key) { try await self.connector.connect(to: target) }
+            if let credentialEpoch { lease.connection.markCarriedCredentials(epoch: credentialEpoch) }
             return try await self.send(request, target: target, on: lease, key: key, deadline: deadline)
         }
     }
@@ -163,7 +205,7 @@ public final class BulwarkClient: Sendable {
     static let maximumDiscardedBodySize = 64 * 1024
 
     /// Reads and throws away a redirect response's body (small ones to the end, keeping the connection reusable).
-    private static func discard(_ body: BulwarkResponse.Body) async {
+    static func discard(_ body: BulwarkResponse.Body) async {
         var discarded = 0
         do {
             for try await buffer in body {
@@ -177,7 +219,7 @@ public final class BulwarkClient: Sendable {
         }
     }
 
-    private static let requestCounter = NIOLockedValueBox<UInt64>(0)
+    static let requestCounter = NIOLockedValueBox<UInt64>(0)
 
     /// A number unique within the process, for the events of one request.
     private static func nextRequestID() -> UInt64 {

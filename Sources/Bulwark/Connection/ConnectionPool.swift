@@ -9,6 +9,9 @@ import NIOCore
 /// - HTTP/2: one connection per origin carries every request as a stream.
 /// - Idle connections close after `idleTimeout`, and are dropped as soon as the server closes them.
 ///
+/// - Sign-out: ``signOut()`` starts a new credential epoch and closes the connections that carried credentials of
+///   earlier ones (idle ones at once, busy HTTP/1.1 ones when their exchange ends).
+///
 /// All state lives behind one lock; no I/O happens while it is held.
 final class ConnectionPool: Sendable {
     struct Key: Hashable, Sendable {
@@ -47,6 +50,8 @@ final class ConnectionPool: Sendable {
         var keys: [Key: PerKey] = [:]
         var generation = 0
         var isShutdown = false
+        /// Incremented by each sign-out; connections record the epoch of the credentials they carried.
+        var credentialEpoch = 0
     }
 
     private let state = NIOLockedValueBox(State())
@@ -159,7 +164,8 @@ final class ConnectionPool: Sendable {
         let next: Next = self.state.withLockedValue { state in
             var perKey = state.keys[key, default: PerKey()]
             defer { state.keys[key] = perKey }
-            guard reusable, !state.isShutdown, connection.channel.isActive else {
+            let retired = PooledConnection.http1(connection).carriedCredentials(before: state.credentialEpoch)
+            guard reusable, !state.isShutdown, !retired, connection.channel.isActive else {
                 perKey.open -= 1
                 return .close(wake: perKey.waiters.isEmpty ? nil : perKey.waiters.removeFirst())
             }
@@ -229,6 +235,50 @@ final class ConnectionPool: Sendable {
         self.state.withLockedValue { state in
             state.keys.values.reduce(0) { $0 + $1.open + ($1.http2 == nil ? 0 : 1) }
         }
+    }
+
+    /// The current sign-out epoch: capture it before attaching credentials to a request, and mark the connection the
+    /// request goes over with it (``PooledConnection/markCarriedCredentials(epoch:)``).
+    var credentialEpoch: Int {
+        self.state.withLockedValue { $0.credentialEpoch }
+    }
+
+    /// Starts a new credential epoch and closes every connection that carried credentials of an earlier one: idle
+    /// HTTP/1.1 and HTTP/2 connections now (requests still running on such an HTTP/2 connection fail), busy
+    /// HTTP/1.1 connections when their exchange ends. Connections that never carried a credential stay.
+    ///
+    /// - Returns: The number of connections closed now.
+    func signOut() async -> Int {
+        let channels = self.state.withLockedValue { state -> [any Channel] in
+            state.credentialEpoch += 1
+            let epoch = state.credentialEpoch
+            var channels: [any Channel] = []
+            for (key, var perKey) in state.keys {
+                let (retired, kept) = perKey.idle.reduce(into: ([Idle](), [Idle]())) { split, idle in
+                    if PooledConnection.http1(idle.connection).carriedCredentials(before: epoch) {
+                        split.0.append(idle)
+                    } else {
+                        split.1.append(idle)
+                    }
+                }
+                for idle in retired {
+                    idle.timer?.cancel()
+                    channels.append(idle.connection.channel)
+                }
+                perKey.idle = kept
+                perKey.open -= retired.count
+                if let http2 = perKey.http2, PooledConnection.http2(http2).carriedCredentials(before: epoch) {
+                    channels.append(http2.channel)
+                    perKey.http2 = nil
+                }
+                state.keys[key] = perKey
+            }
+            return channels
+        }
+        for channel in channels {
+            try? await channel.close()
+        }
+        return channels.count
     }
 
     /// Closes every pooled connection and fails waiting requests. Connections serving a request close when the

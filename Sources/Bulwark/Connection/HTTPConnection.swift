@@ -1,4 +1,5 @@
 import BulwarkPolicy
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import NIOHTTP2
@@ -20,6 +21,8 @@ final class HTTP1Connection: Sendable {
     let handler: NIOLoopBound<HTTPExchangeHandler>
     let trust: ServerTrustInfo
     let id: Int
+    /// The oldest sign-out epoch whose credentials went over this connection; see ``ConnectionPool/signOut()``.
+    let credentialEpoch = NIOLockedValueBox<Int?>(nil)
 
     init(channel: any Channel, handler: NIOLoopBound<HTTPExchangeHandler>, trust: ServerTrustInfo, id: Int) {
         self.channel = channel
@@ -38,6 +41,8 @@ final class HTTP2Connection: Sendable {
     let decompression: BulwarkClient.Decompression?
     let idleRead: TimeAmount
     let id: Int
+    /// The oldest sign-out epoch whose credentials went over this connection; see ``ConnectionPool/signOut()``.
+    let credentialEpoch = NIOLockedValueBox<Int?>(nil)
 
     init(
         channel: any Channel,
@@ -112,5 +117,22 @@ enum PooledConnection: Sendable {
         case .http1(let connection): return connection.trust
         case .http2(let connection): return connection.trust
         }
+    }
+
+    private var credentialEpochBox: NIOLockedValueBox<Int?> {
+        switch self {
+        case .http1(let connection): return connection.credentialEpoch
+        case .http2(let connection): return connection.credentialEpoch
+        }
+    }
+
+    /// Records that a request with credentials made in sign-out epoch `epoch` goes over this connection.
+    func markCarriedCredentials(epoch: Int) {
+        self.credentialEpochBox.withLockedValue { $0 = min($0 ?? epoch, epoch) }
+    }
+
+    /// Whether credentials of a session that ended before `epoch` went over this connection.
+    func carriedCredentials(before epoch: Int) -> Bool {
+        self.credentialEpochBox.withLockedValue { $0.map { $0 < epoch } ?? false }
     }
 }

@@ -30,6 +30,8 @@ public struct SecurityEvent: Sendable, CustomStringConvertible {
         public static let requestRefusedByAllowlist = Kind("request_refused_by_allowlist")
         /// Credentials were removed from a request (origin change, out-of-scope URL).
         public static let credentialStripped = Kind("credential_stripped")
+        /// A request outside the scope of every credential was refused (``CredentialStore/OutOfScopeRequests/refuse``).
+        public static let requestRefusedOutOfScope = Kind("request_refused_out_of_scope")
         /// An option that weakens security was used (disabled validation, plain HTTP, https→http redirects).
         public static let insecureOptionUsed = Kind("insecure_option_used")
         /// Credentials, cookies and pooled connections were wiped.
@@ -39,7 +41,7 @@ public struct SecurityEvent: Sendable, CustomStringConvertible {
         public static let all: [Kind] = [
             .trustEvaluated, .trustRefused, .pinMatched, .pinFailed, .pinSetExpired, .reportOnlyViolation,
             .redirectFollowed, .redirectRefused, .requestRefusedByAllowlist, .credentialStripped,
-            .insecureOptionUsed, .signOut,
+            .requestRefusedOutOfScope, .insecureOptionUsed, .signOut,
         ]
 
         public var description: String { self.name }

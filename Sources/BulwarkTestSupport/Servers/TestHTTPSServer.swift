@@ -23,6 +23,8 @@ import X509
 /// | `/status/N` | status N (200–599), empty body |
 /// | `/redirect/N?to=URL` | status N (300–399), `location:` all after `?to=`, percent-decoded; no `to`: none |
 /// | `/close` | 200, `bye`, `connection: close`, then closes (h2: GOAWAY before the response, then closes) |
+/// | `/set-cookie?F&F…` | 200, one `set-cookie: F` per `&`-separated item after `?`, each percent-decoded |
+/// | `/auth/bearer/T` | 200, `authorized` when the request has `authorization: Bearer T`; else 401 with `www-authenticate` |
 /// | `/slow/MS` | waits MS milliseconds, then 200, `slow` |
 /// | anything else | 404; 400 for a route above with a number out of range or malformed |
 ///

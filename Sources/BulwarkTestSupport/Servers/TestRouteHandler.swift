@@ -191,6 +191,21 @@ final class TestRouteHandler: ChannelInboundHandler, RemovableChannelHandler {
         case ("close", 1):
             self.sendGoAway(context: context)
             self.respond(context: context, head: head, body: "bye", closeConnection: true)
+        case ("set-cookie", 1):
+            let fields = Self.queryFields(in: head.uri).map { ("set-cookie", $0) }
+            self.respond(context: context, head: head, headers: fields, body: ByteBuffer(string: "cookies set"))
+        case ("auth", 3) where segments[1] == "bearer" && !segments[2].isEmpty:
+            if head.headers["authorization"] == ["Bearer \(segments[2])"] {
+                self.respond(context: context, head: head, body: "authorized")
+            } else {
+                self.respond(
+                    context: context,
+                    head: head,
+                    status: .unauthorized,
+                    headers: [("www-authenticate", "Bearer realm=\"test\""), ("content-type", "text/plain")],
+                    body: ByteBuffer(string: "401 Unauthorized")
+                )
+            }
         case ("slow", 2) where argument != nil:
             context.eventLoop.assumeIsolated().scheduleTask(in: .milliseconds(Int64(argument!))) {
                 guard context.channel.isActive else { return }
@@ -391,6 +406,12 @@ final class TestRouteHandler: ChannelInboundHandler, RemovableChannelHandler {
         guard let range = uri.range(of: "?to=") else { return nil }
         let raw = String(uri[range.upperBound...])
         return raw.removingPercentEncoding ?? raw
+    }
+
+    /// The `&`-separated items after `?`, each percent-decoded.
+    static func queryFields(in uri: String) -> [String] {
+        guard let question = uri.firstIndex(of: "?") else { return [] }
+        return uri[uri.index(after: question)...].split(separator: "&").map { $0.removingPercentEncoding ?? String($0) }
     }
 
     static func headersJSON(_ headers: HTTPHeaders) -> [UInt8] {

@@ -1,0 +1,202 @@
+import BulwarkPolicy
+import Foundation
+import NIOCore
+import NIOHTTP1
+
+extension BulwarkClient {
+    /// What ``signOut()`` removed.
+    public struct SignOutSummary: Sendable, Hashable, CustomStringConvertible {
+        /// Entries removed from the ``Configuration/credentials`` store (their secrets zeroized).
+        public var credentials: Int
+        /// Cookies removed from the ``Configuration/cookies`` jar (their values zeroized).
+        public var cookies: Int
+        /// Pooled connections that had carried credentials or cookies, closed now.
+        public var connectionsClosed: Int
+
+        public var description: String {
+            "\(self.credentials) credentials, \(self.cookies) cookies, \(self.connectionsClosed) connections closed"
+        }
+    }
+
+    /// Ends the session, so that nothing of it reaches the next one:
+    ///
+    /// - every credential in ``Configuration/credentials`` is wiped (zeroized) and its refresh provider forgotten;
+    ///   refreshes in flight are cancelled and their results wiped;
+    /// - every cookie in ``Configuration/cookies`` is removed and its value wiped;
+    /// - pooled connections that carried a credential or a cookie (from the store, the jar or the request's own
+    ///   `Authorization`, `Cookie` or `Proxy-Authorization` header) are closed: idle ones now, busy HTTP/1.1 ones
+    ///   when their response ends; requests still running on such an HTTP/2 connection fail. Connections that never
+    ///   carried one stay open.
+    ///
+    /// Bulwark keeps no response cache and no TLS session cache, so there is nothing else to clear. A request
+    /// whose credentials were attached before the call still completes with them; every request started after it
+    /// carries none, and goes over a new connection if its origin's connections carried credentials.
+    ///
+    /// Emits one `sign_out` event with the counts.
+    @discardableResult
+    public func signOut() async -> SignOutSummary {
+        let credentials = self.configuration.credentials?.signOut() ?? 0
+        let cookies = self.configuration.cookies?.removeAll() ?? 0
+        let connections = await self.pool.signOut()
+        let summary = SignOutSummary(credentials: credentials, cookies: cookies, connectionsClosed: connections)
+        self.configuration.eventMonitor.record(
+            SecurityEvent(
+                kind: .signOut,
+                message: "signed out: \(summary)",
+                details: [
+                    "credentials": String(credentials), "cookies": String(cookies),
+                    "connections_closed": String(connections),
+                ]
+            )
+        )
+        return summary
+    }
+
+    /// A hop's response, with the names of the headers the credential store attached to it.
+    struct SentHop {
+        var response: BulwarkResponse
+        var storeCredentials: [String]
+        /// Whether the hop's URL was in a credential's scope, though its credentials were withheld.
+        var withheldInScope = false
+    }
+
+    /// The header names that carry credentials when a request sets them itself.
+    static let credentialHeaderNames: Set<String> = ["authorization", "cookie", "proxy-authorization"]
+
+    /// Sends one request or redirect hop: admits it, attaches the store's in-scope credentials and the jar's
+    /// cookies, sends it, stores the response's cookies, and after a 401 to a request that carried store
+    /// credentials asks their providers for new ones and sends it once more.
+    ///
+    /// - Parameter attachesStoreCredentials: False for a redirect hop after the chain left a credential's scope:
+    ///   the store's credentials are withheld (its `.refuse` policy still applies).
+    func sendHop(
+        _ request: BulwarkRequest,
+        deadline: NIODeadline?,
+        requestID: UInt64,
+        attachesStoreCredentials: Bool = true
+    ) async throws -> SentHop {
+        let target = try self.admit(request, requestID: requestID)
+        let store = self.configuration.credentials
+        let jar = self.configuration.cookies
+        guard store != nil || jar != nil else {
+            let carries = request.headers.contains { Self.credentialHeaderNames.contains($0.name.lowercased()) }
+            let response = try await self.executeOnce(
+                request,
+                target: target,
+                deadline: deadline,
+                credentialEpoch: carries ? self.pool.credentialEpoch : nil
+            )
+            return SentHop(response: response, storeCredentials: [])
+        }
+        var retried = false
+        while true {
+            let epoch = self.pool.credentialEpoch
+            var outgoing = request
+            var withheld = false
+            let attached: [String]
+            if attachesStoreCredentials {
+                attached = try await self.attachStoreCredentials(to: &outgoing, host: target.host, requestID: requestID)
+            } else {
+                attached = []
+                if let store {
+                    withheld = store.isInScope(request.url)
+                    if !withheld && store.outOfScopeRequests == .refuse && store.count > 0 {
+                        throw self.refuseOutOfScope(request.url, host: target.host, requestID: requestID)
+                    }
+                }
+            }
+            if let jar, let cookies = jar.cookieHeaderValue(for: request.url) {
+                if let existing = outgoing.headers.first(name: "cookie") {
+                    outgoing.headers.replaceOrAdd(name: "cookie", value: existing + "; " + cookies)
+                } else {
+                    outgoing.headers.add(name: "Cookie", value: cookies)
+                }
+            }
+            let sensitive = Self.credentialHeaderNames.union(store?.credentialHeaderNames ?? [])
+            let carries = outgoing.headers.contains { sensitive.contains($0.name.lowercased()) }
+            let response = try await self.executeOnce(
+                outgoing,
+                target: target,
+                deadline: deadline,
+                credentialEpoch: carries ? epoch : nil
+            )
+            if let jar {
+                let fields = response.headers["set-cookie"]
+                if !fields.isEmpty { jar.store(setCookieFields: fields, from: request.url) }
+            }
+            guard response.status == .unauthorized, !retried, !attached.isEmpty, let store,
+                request.body?.isReplayable ?? true
+            else {
+                return SentHop(response: response, storeCredentials: attached, withheldInScope: withheld)
+            }
+            retried = true
+            let refreshed: Bool
+            do {
+                refreshed = try await store.refreshAfterRejection(for: request.url)
+            } catch {
+                await Self.discard(response.body)
+                throw BulwarkError(.credentialRefreshFailed, host: target.host, detail: String(describing: error))
+            }
+            guard refreshed else {
+                return SentHop(response: response, storeCredentials: attached)
+            }
+            await Self.discard(response.body)
+        }
+    }
+
+    /// Attaches the store's credentials whose scope contains the request's URL.
+    ///
+    /// - Returns: The lower-case names of the headers attached.
+    private func attachStoreCredentials(
+        to request: inout BulwarkRequest,
+        host: String,
+        requestID: UInt64
+    ) async throws -> [String] {
+        guard let store = self.configuration.credentials else { return [] }
+        var fields = request.headers.map { (name: $0.name, value: $0.value) }
+        let attachment: CredentialAttachment
+        do {
+            attachment = try await store.attach(to: &fields, for: request.url)
+        } catch {
+            throw BulwarkError(.credentialRefreshFailed, host: host, detail: String(describing: error))
+        }
+        switch attachment {
+        case .refused:
+            throw self.refuseOutOfScope(request.url, host: host, requestID: requestID)
+        case .nothingInScope:
+            return []
+        case .attached(let names):
+            var headers = HTTPHeaders()
+            headers.reserveCapacity(fields.count)
+            for field in fields { headers.add(name: field.name, value: field.value) }
+            request.headers = headers
+            return names
+        }
+    }
+
+    /// Reports the refusal of a request outside every credential scope, and returns its error.
+    private func refuseOutOfScope(_ url: URL, host: String, requestID: UInt64) -> BulwarkError {
+        let event = SecurityEvent.requestRefusedOutOfScope(url: url, host: host, requestID: requestID)
+        self.configuration.eventMonitor.record(event)
+        return BulwarkError(
+            .outOfCredentialScope,
+            host: host,
+            detail: "\(event.details["target"] ?? host) is outside the scope of every credential, and the store refuses "
+                + "such requests"
+        )
+    }
+
+    /// Reports the store credentials a redirect hop did not carry: because its URL is outside their scope, or
+    /// because the chain left their scope earlier.
+    func reportCredentialsWithheld(_ names: [String], hop: SentHop, from: URL, to: URL, requestID: UInt64) {
+        if hop.withheldInScope {
+            self.configuration.eventMonitor.record(
+                SecurityEvent.credentialsWithheldAfterScopeExit(from: from, to: to, requestID: requestID)
+            )
+        } else if !names.isEmpty {
+            self.configuration.eventMonitor.record(
+                SecurityEvent.credentialsLeftBehind(headers: names, from: from, to: to, requestID: requestID)
+            )
+        }
+    }
+}

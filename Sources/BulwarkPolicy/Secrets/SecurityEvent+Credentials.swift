@@ -1,0 +1,58 @@
+import Foundation
+
+extension SecurityEvent {
+    /// A URL as events show it: scheme, host, port and path, without user information, query or fragment.
+    static func redacted(_ url: URL) -> String {
+        RedirectURL(url)?.redacted ?? RedirectLocation.redacted(url.absoluteString)
+    }
+
+    /// The `request_refused_out_of_scope` event: a ``CredentialStore`` that refuses requests outside every scope
+    /// refused one to `url`.
+    public static func requestRefusedOutOfScope(url: URL, host: String, requestID: UInt64? = nil) -> SecurityEvent {
+        let target = Self.redacted(url)
+        return SecurityEvent(
+            kind: .requestRefusedOutOfScope,
+            host: host,
+            requestID: requestID,
+            reason: "out_of_credential_scope",
+            message: "request to \(target) refused: it is outside the scope of every credential",
+            details: ["target": target]
+        )
+    }
+
+    /// The `credential_stripped` event (reason `out_of_scope`) of a redirect hop to `to` that did not get the
+    /// credentials in `headers`, attached to the hop from `from`, because `to` is outside their scope.
+    public static func credentialsLeftBehind(headers: [String], from: URL, to: URL, requestID: UInt64? = nil)
+        -> SecurityEvent
+    {
+        let fromText = Self.redacted(from)
+        let toText = Self.redacted(to)
+        let list = headers.joined(separator: ", ")
+        return SecurityEvent(
+            kind: .credentialStripped,
+            host: RedirectURL(to)?.host,
+            requestID: requestID,
+            reason: "out_of_scope",
+            message: "\(list) not attached on the redirect from \(fromText) to \(toText): outside the credential's scope",
+            details: ["from": fromText, "to": toText, "headers": list]
+        )
+    }
+
+    /// The `credential_stripped` event (reason `left_scope_earlier`) of a redirect hop to `to`, inside a credential's
+    /// scope, that got no store credential because an earlier request of the chain was outside the scope.
+    public static func credentialsWithheldAfterScopeExit(from: URL, to: URL, requestID: UInt64? = nil)
+        -> SecurityEvent
+    {
+        let fromText = Self.redacted(from)
+        let toText = Self.redacted(to)
+        return SecurityEvent(
+            kind: .credentialStripped,
+            host: RedirectURL(to)?.host,
+            requestID: requestID,
+            reason: "left_scope_earlier",
+            message: "credentials not attached on the redirect from \(fromText) to \(toText): the redirect chain was "
+                + "outside their scope earlier",
+            details: ["from": fromText, "to": toText]
+        )
+    }
+}
