@@ -320,6 +320,33 @@ struct CredentialClientTests {
         }
     }
 
+    @Test("over HTTP/2, credential headers are sent never indexed, so HPACK keeps no copy of them")
+    func http2NeverIndexed() async throws {
+        try await TwoOrigins.with(alpn: ["h2"], configure: { configuration, portA, _ in
+            let store = CredentialStore()
+            let scope = try CredentialScope.hosts([Self.a], ports: [portA])
+            store.add(try .bearer(SecretBytes(utf8: "h2-token")), scope: scope)
+            store.add(try .header("X-Auth-Token", value: SecretBytes(utf8: "h2-api-key")), scope: scope)
+            configuration.credentials = store
+            configuration.cookies = CookieJar()
+        }) { origins in
+            _ = try await Harness.get(
+                origins.client,
+                origins.url(Self.a, "/set-cookie?" + RedirectHarness.encoded("sid=h2-cookie; Path=/"))
+            )
+            let request = try BulwarkRequest(
+                url: origins.url(Self.a, "/headers"),
+                headers: ["Accept": "application/json", "Proxy-Authorization": "Basic eDp5"]
+            )
+            _ = try await origins.client.execute(request).body.collect(upTo: 1 << 16)
+            let fields = try #require(origins.serverA.http2HeaderIndexing.last)
+            let neverIndexed = Set(fields.filter(\.neverIndexed).map(\.name))
+            #expect(neverIndexed == ["authorization", "x-auth-token", "cookie", "proxy-authorization"])
+            #expect(fields.contains { $0.name == "accept" && !$0.neverIndexed })
+            #expect(fields.contains { $0.name == ":path" && !$0.neverIndexed })
+        }
+    }
+
     @Test("no secret in any log line, event, error description or dump")
     func noSecretAnywhere() async throws {
         let secrets = ["S3CRET-TOKEN-1", "S3CRET-TOKEN-2", "S3CRET-COOKIE", "S3CRET-PROVIDER-TEXT", "S3CRET-BASIC"]

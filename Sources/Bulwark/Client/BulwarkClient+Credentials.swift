@@ -60,8 +60,13 @@ extension BulwarkClient {
         var withheldInScope = false
     }
 
-    /// The header names that carry credentials when a request sets them itself.
-    static let credentialHeaderNames: Set<String> = ["authorization", "cookie", "proxy-authorization"]
+    /// The lower-case names of the headers that carry credentials: ``fixedSensitiveHeaderNames`` and the headers the
+    /// store attaches credentials in. A request with one of them marks its connection for ``signOut()``, and on
+    /// HTTP/2 they are never indexed by HPACK.
+    var sensitiveHeaderNames: Set<String> {
+        guard let store = self.configuration.credentials else { return self.fixedSensitiveHeaderNames }
+        return self.fixedSensitiveHeaderNames.union(store.credentialHeaderNames)
+    }
 
     /// Sends one request or redirect hop: admits it, attaches the store's in-scope credentials and the jar's
     /// cookies, sends it, stores the response's cookies, and after a 401 to a request that carried store
@@ -79,7 +84,8 @@ extension BulwarkClient {
         let store = self.configuration.credentials
         let jar = self.configuration.cookies
         guard store != nil || jar != nil else {
-            let carries = request.headers.contains { Self.credentialHeaderNames.contains($0.name.lowercased()) }
+            let sensitive = self.fixedSensitiveHeaderNames
+            let carries = request.headers.contains { sensitive.contains($0.name.lowercased()) }
             let response = try await self.executeOnce(
                 request,
                 target: target,
@@ -112,7 +118,7 @@ extension BulwarkClient {
                     outgoing.headers.add(name: "Cookie", value: cookies)
                 }
             }
-            let sensitive = Self.credentialHeaderNames.union(store?.credentialHeaderNames ?? [])
+            let sensitive = self.sensitiveHeaderNames
             let carries = outgoing.headers.contains { sensitive.contains($0.name.lowercased()) }
             let response = try await self.executeOnce(
                 outgoing,

@@ -27,6 +27,9 @@ public final class BulwarkClient: Sendable {
     private let connector: Connector
     let pool: ConnectionPool
     private let reporter: PinFailureReporter?
+    /// The lower-case names of headers that carry credentials whatever the store holds: `Authorization`, `Cookie`,
+    /// `Proxy-Authorization` and the redirect policy's credential headers.
+    let fixedSensitiveHeaderNames: Set<String>
 
     /// Creates a client on `eventLoopGroup` (NIO's shared singleton group by default).
     ///
@@ -49,6 +52,9 @@ public final class BulwarkClient: Sendable {
             throw BulwarkError(.tlsHandshakeFailed, host: nil, detail: "invalid TLS options: \(error)")
         }
         self.pool = ConnectionPool(options: configuration.pool)
+        self.fixedSensitiveHeaderNames = RedirectPolicy.defaultCredentialHeaders.union(
+            configuration.redirects.credentialHeaders.map { $0.lowercased() }
+        )
     }
 
     /// Sends a request and returns the response as soon as its head arrives.
@@ -261,7 +267,7 @@ public final class BulwarkClient: Sendable {
             version = "http/1.1"
             onComplete = { reusable in self.pool.release(connection, key: key, reusable: reusable) }
         case .http2(let connection):
-            (channel, handler) = try await connection.openStream()
+            (channel, handler) = try await connection.openStream(sensitiveHeaderNames: self.sensitiveHeaderNames)
             version = "h2"
             onComplete = { _ in channel.close(promise: nil) }
         }

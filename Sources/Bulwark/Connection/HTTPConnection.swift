@@ -62,8 +62,9 @@ final class HTTP2Connection: Sendable {
         self.id = id
     }
 
-    /// Opens a stream ready for one exchange.
-    func openStream() async throws -> (any Channel, NIOLoopBound<HTTPExchangeHandler>) {
+    /// Opens a stream ready for one exchange, whose headers in `sensitiveHeaderNames` (lower-case) are sent never
+    /// indexed (see ``SensitiveHeaderHandler``).
+    func openStream(sensitiveHeaderNames: Set<String>) async throws -> (any Channel, NIOLoopBound<HTTPExchangeHandler>) {
         let host = self.host
         let decompression = self.decompression
         let idleRead = self.idleRead
@@ -74,6 +75,7 @@ final class HTTP2Connection: Sendable {
                 do {
                     let handler = HTTPExchangeHandler(host: host)
                     let sync = stream.pipeline.syncOperations
+                    try sync.addHandler(SensitiveHeaderHandler(names: sensitiveHeaderNames))
                     try sync.addHandler(HTTP2FramePayloadToHTTP1ClientCodec(httpProtocol: .https))
                     try Connector.addResponseHandlers(
                         to: sync,

@@ -8,6 +8,7 @@ final class ServerRecorder: Sendable {
         var handshakes: [RecordedHandshake] = []
         var receivedApplicationBytes = 0
         var requests: [RecordedRequest] = []
+        var http2HeaderIndexing: [[(name: String, neverIndexed: Bool)]] = []
         var openChannels: [Int: any Channel] = [:]
         var isShuttingDown = false
     }
@@ -24,6 +25,12 @@ final class ServerRecorder: Sendable {
     var receivedApplicationBytes: Int { self.state.withLock { $0.receivedApplicationBytes } }
     var requests: [RecordedRequest] { self.state.withLock { $0.requests } }
     var openConnections: Int { self.state.withLock { $0.openChannels.count } }
+    var http2HeaderIndexing: [[(name: String, neverIndexed: Bool)]] { self.state.withLock { $0.http2HeaderIndexing } }
+
+    func http2HeadersReceived(_ fields: [(name: String, neverIndexed: Bool)]) {
+        guard self.recordsRequests else { return }
+        self.state.withLock { $0.http2HeaderIndexing.append(fields) }
+    }
 
     /// Registers a freshly accepted connection; returns its ID (1, 2, …), or nil while shutting down.
     func connectionAccepted(_ channel: any Channel) -> Int? {

@@ -86,6 +86,9 @@ public final class TestHTTPSServer: Sendable {
     public var requests: [RecordedRequest] { self.recorder.requests }
     /// Connections open now.
     public var openConnections: Int { self.recorder.openConnections }
+    /// For each HTTP/2 request `HEADERS` block received, its fields in order with whether the client sent each
+    /// as never indexed (RFC 7541 section 6.2.3).
+    public var http2HeaderIndexing: [[(name: String, neverIndexed: Bool)]] { self.recorder.http2HeaderIndexing }
 
     /// Clears the counters and logs (not ``openConnections``).
     public func resetRecording() {
@@ -190,7 +193,11 @@ public final class TestHTTPSServer: Sendable {
             }.flatMap {
                 channel.configureCommonHTTPServerPipeline { httpChannel in
                     httpChannel.eventLoop.makeCompletedFuture {
-                        try httpChannel.pipeline.syncOperations.addHandler(
+                        let sync = httpChannel.pipeline.syncOperations
+                        if (try? sync.handler(type: HTTP2FramePayloadToHTTP1ServerCodec.self)) != nil {
+                            try sync.addHandler(HPACKIndexingRecorderHandler(recorder: recorder), position: .first)
+                        }
+                        try sync.addHandler(
                             TestRouteHandler(recorder: recorder, behavior: behavior, connectionID: connectionID)
                         )
                     }
