@@ -34,6 +34,23 @@ struct FetchCommand: AsyncParsableCommand {
     @Option(name: [.customShort("H"), .customLong("header")], help: "A request header, \"Name: value\".")
     var headers: [String] = []
 
+    @Option(
+        help: ArgumentHelp(
+            "Send the bearer token in this file (trailing newlines removed) as Authorization, only to URLs in --credential-scope.",
+            discussion: "The token never appears on the command line, in output or in errors; it is kept in locked, zeroized memory until sent.",
+            valueName: "path"
+        )
+    )
+    var bearerTokenFile: String?
+
+    @Option(
+        help: ArgumentHelp(
+            "The base URL the bearer token may be sent under (default: the fetched URL's origin). Redirect hops outside it go without the token.",
+            valueName: "url"
+        )
+    )
+    var credentialScope: String?
+
     @Option(name: [.customShort("o"), .long], help: "Write the body to this file.")
     var output: String?
 
@@ -70,6 +87,7 @@ struct FetchCommand: AsyncParsableCommand {
         }
         if let monitor = try self.eventLog.monitor() { configuration.eventMonitor = monitor }
         guard self.maxRedirects >= 0 else { throw ValidationError("--max-redirects must be 0 or more") }
+        configuration.credentials = try self.credentialStore(for: request.url)
         configuration.redirects.maximumHops = self.maxRedirects
         let client = try BulwarkClient(configuration: configuration)
         defer { Task { try? await client.shutdown() } }
@@ -108,6 +126,40 @@ struct FetchCommand: AsyncParsableCommand {
         for (index, record) in redirects.enumerated() {
             printError("redirect \(index + 1): \(record)")
         }
+    }
+
+    /// The store for `--bearer-token-file`, scoped by `--credential-scope` or the URL's origin; nil without a token.
+    private func credentialStore(for url: URL) throws -> CredentialStore? {
+        guard let path = self.bearerTokenFile else {
+            guard self.credentialScope == nil else { throw ValidationError("--credential-scope needs --bearer-token-file") }
+            return nil
+        }
+        let scope: CredentialScope
+        do {
+            if let base = self.credentialScope {
+                scope = try .under(base)
+            } else {
+                var origin = URLComponents()
+                origin.scheme = url.scheme
+                origin.host = url.host
+                origin.port = url.port
+                origin.path = "/"
+                scope = try .under(origin.string ?? "")
+            }
+        } catch {
+            throw ValidationError("--credential-scope: \(error)")
+        }
+        let credential: Credential
+        do {
+            credential = try .bearer(try SecretBytes(contentsOfFile: path))
+        } catch let error as SecretBytesError {
+            throw ValidationError("--bearer-token-file: \(error)")
+        } catch {
+            throw ValidationError("--bearer-token-file \(path): \(error)")
+        }
+        let store = CredentialStore()
+        store.add(credential, scope: scope)
+        return store
     }
 
     private func requestHeaders() throws -> HTTPHeaders {

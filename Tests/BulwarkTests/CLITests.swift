@@ -86,6 +86,37 @@ struct CLITests {
         #expect(result.stderr.contains("/nonexistent/cert.pem: cannot read file"))
     }
 
+    @Test func fetchSendsABearerTokenFromAFileInScopeOnly() async throws {
+        let chain = try TestChain.make(host: Harness.host)
+        let server = try await Harness.server(chain)
+        defer { Task { try? await server.shutdown() } }
+        let root = try CLI.write(chain.root.certificatePEM, name: "root.pem")
+        let token = try CLI.write("cli-secret-token\n", name: "token")
+        defer {
+            try? FileManager.default.removeItem(atPath: root)
+            try? FileManager.default.removeItem(atPath: token)
+        }
+        let resolve = "\(Harness.host):\(server.port):127.0.0.1"
+        let base = ["--ca", root, "--resolve", resolve, "--bearer-token-file", token]
+
+        let inScope = try await CLI.run(["fetch", Harness.url(server, "/headers")] + base)
+        #expect(inScope.status == 0, "\(inScope.stderr)")
+        #expect(try RedirectHarness.headers(inScope.stdout)["authorization"] == "Bearer cli-secret-token")
+
+        let scoped = base + ["--credential-scope", Harness.url(server, "/api/")]
+        let outOfScope = try await CLI.run(["fetch", Harness.url(server, "/headers")] + scoped)
+        #expect(outOfScope.status == 0, "\(outOfScope.stderr)")
+        #expect(try RedirectHarness.headers(outOfScope.stdout)["authorization"] == nil)
+
+        let missing = try await CLI.run(["fetch", Harness.url(server, "/headers"), "--bearer-token-file", "/nonexistent/token"])
+        #expect(missing.status == 64)
+        #expect(missing.stderr.contains("/nonexistent/token"))
+        #expect(server.requests.count == 2, "the missing file is reported before any request")
+        for result in [inScope, outOfScope] {
+            #expect(!result.stderr.contains("cli-secret-token"))
+        }
+    }
+
     @Test func fetchUnderPolicyAndItsExitCodes() async throws {
         let chain = try TestChain.make(host: Harness.host)
         let server = try await Harness.server(chain)
