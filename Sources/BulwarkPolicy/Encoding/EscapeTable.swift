@@ -22,13 +22,22 @@ struct EscapeTable<Candidates: EscapeCandidates>: Sendable {
     /// bytes, little-endian, and its length in the top byte (``special`` for a sequence that needs a closer look).
     /// The whole word is stored at once; the bytes past the length are overwritten by what follows.
     private let entries: [UInt64]
+    /// For each byte value, how many bytes are written for it (1 if it is copied; ``special`` as in ``lengths``).
+    private let outputLengths: [UInt8]
     /// The entries of the U+2028 and U+2029 escapes, at the low bit of the sequences' last byte (0xA8, 0xA9).
     private let separatorEntries: [UInt64]
     /// The most bytes written for one byte of input.
     private let longestOutput: Int
+    /// The fewest bytes a replaced byte is replaced with.
+    private let shortestReplacement: Int
     /// Whether every byte of 0x80 and above is replaced, so that any bytes, valid UTF-8 or not, encode to valid UTF-8.
     private let replacesNonASCII: Bool
+    /// Whether some replacement is not ASCII (U+FFFD in the HTML tables), so that ASCII input can give output that
+    /// is not.
+    private let hasNonASCIIReplacement: Bool
 
+    /// The bits of an entry that are set if what it writes is not ASCII.
+    private static var nonASCIIBits: UInt64 { 0x0080_8080_8080_8080 }
     /// Marks a byte that starts a sequence needing a closer look.
     private static var special: UInt8 { 0xFF }
     /// The longest replacement allowed: an entry holds seven bytes and the length.
@@ -36,10 +45,11 @@ struct EscapeTable<Candidates: EscapeCandidates>: Sendable {
     /// How many input bytes are encoded at a time: with the longest replacement, the buffer for a block stays below
     /// the 128 KiB from which allocators map memory of its own.
     private static var blockLength: Int { 16 * 1024 }
+    /// How many flagged bytes make a group of sixteen dense, written byte by byte rather than flagged byte by
+    /// flagged byte.
+    private static var denseGroup: Int { 4 }
     /// How many bytes after the first replaced one are measured to size the output.
     private static var sampleLength: Int { 4096 }
-    /// The bits of an entry that are set if its replacement is not ASCII.
-    private static var nonASCIIBits: UInt64 { 0x0080_8080_8080_8080 }
 
     /// A table in which each byte for which `replacement` returns a string is replaced by that string's UTF-8 bytes.
     ///
@@ -79,9 +89,14 @@ struct EscapeTable<Candidates: EscapeCandidates>: Sendable {
             self.separatorEntries = []
         }
         self.lengths = lengths
+        self.outputLengths = (0...255).map { lengths[$0] == 0 ? 1 : lengths[$0] }
         self.entries = entries
         self.longestOutput = max(1, longestOutput)
+        self.shortestReplacement = Int(lengths.filter { $0 != 0 && $0 != Self.special }.min() ?? 1)
         self.replacesNonASCII = lengths[0x80...].allSatisfy { $0 != 0 && $0 != Self.special }
+        self.hasNonASCIIReplacement = (0...255).contains { byte in
+            lengths[byte] != 0 && lengths[byte] != Self.special && entries[byte] & Self.nonASCIIBits != 0
+        }
     }
 
     /// The input with every byte the table names replaced, returned without a copy when there is none.
@@ -131,17 +146,22 @@ struct EscapeTable<Candidates: EscapeCandidates>: Sendable {
     private func encode(_ source: UnsafeBufferPointer<UInt8>, isASCII: Bool) -> String? {
         guard let base = source.baseAddress else { return nil }
         return self.lengths.withUnsafeBufferPointer { lengths in
-            self.entries.withUnsafeBufferPointer { entries in
-                self.separatorEntries.withUnsafeBufferPointer { separators in
-                    Writer(
-                        source: base,
-                        count: source.count,
-                        lengths: lengths.baseAddress!,
-                        entries: entries.baseAddress!,
-                        separators: separators.baseAddress,
-                        longestOutput: self.longestOutput,
-                        isASCII: isASCII
-                    ).encode()
+            self.outputLengths.withUnsafeBufferPointer { outputLengths in
+                self.entries.withUnsafeBufferPointer { entries in
+                    self.separatorEntries.withUnsafeBufferPointer { separators in
+                        Writer(
+                            source: base,
+                            count: source.count,
+                            lengths: lengths.baseAddress!,
+                            outputLengths: outputLengths.baseAddress!,
+                            entries: entries.baseAddress!,
+                            separators: separators.baseAddress,
+                            longestOutput: self.longestOutput,
+                            denseGrowth: Self.denseGroup * (self.shortestReplacement - 1),
+                            isASCII: isASCII,
+                            checksASCII: isASCII && self.hasNonASCIIReplacement
+                        ).encode()
+                    }
                 }
             }
         }
@@ -190,10 +210,16 @@ struct EscapeTable<Candidates: EscapeCandidates>: Sendable {
         let source: UnsafePointer<UInt8>
         let count: Int
         let lengths: UnsafePointer<UInt8>
+        let outputLengths: UnsafePointer<UInt8>
         let entries: UnsafePointer<UInt64>
         let separators: UnsafePointer<UInt64>?
         let longestOutput: Int
+        /// How much longer than its input a group written byte by byte must be for the next to be written so too.
+        let denseGrowth: Int
+        /// Whether every byte of the input is ASCII.
         let isASCII: Bool
+        /// Whether the output of ASCII input must be checked for non-ASCII replacements.
+        let checksASCII: Bool
 
         /// The encoded input, or nil if nothing in it needs replacing.
         ///
@@ -221,17 +247,22 @@ struct EscapeTable<Candidates: EscapeCandidates>: Sendable {
                         source: self.source,
                         count: end,
                         lengths: self.lengths,
+                        outputLengths: self.outputLengths,
                         entries: self.entries,
                         separators: self.separators,
                         longestOutput: self.longestOutput,
-                        isASCII: self.isASCII
+                        denseGrowth: self.denseGrowth,
+                        isASCII: self.isASCII,
+                        checksASCII: self.checksASCII
                     )
-                    let (written, isASCII) = block.write(
+                    let (written, entryBits) = block.write(
                         from: start,
                         first: min(max(start, first), end),
                         to: scratch.baseAddress!
                     )
-                    let piece = Self.string(UnsafeBufferPointer(rebasing: scratch[..<written]), isASCII: isASCII)
+                    let output = UnsafeBufferPointer(rebasing: scratch[..<written])
+                    let isASCII = self.isASCII && entryBits & EscapeTable.nonASCIIBits == 0
+                    let piece = Self.string(output, isASCII: isASCII)
                     if start == 0 && end == self.count {
                         return piece
                     }
@@ -278,20 +309,34 @@ struct EscapeTable<Candidates: EscapeCandidates>: Sendable {
             Lanes(self.flags(at: index))
         }
 
+        /// The ``EscapeCandidates`` flags of the sixteen bytes at `index`.
         @inline(__always)
         func flags(at index: Int) -> SIMD16<UInt8> {
             Candidates.flags(UnsafeRawPointer(self.source + index).loadUnaligned(as: SIMD16<UInt8>.self))
         }
 
-        /// The first index from `index` on, in steps of 32, at which a group of 32 bytes that ends at or before `end`
-        /// has a flagged byte; the last such step if none has.
+        /// The flagged lanes of the first group of sixteen bytes, from `index` on in steps of sixteen and ending at
+        /// or before `end`, that has any; `index` is moved to that group, or past the last group if none has.
         @inline(__always)
-        func skipUnflagged(from index: Int, to end: Int) -> Int {
-            var index = index
-            while index + 32 <= end && Lanes(self.flags(at: index) | self.flags(at: index + 16)).isEmpty {
-                index += 32
+        func nextCandidates(from index: inout Int, to end: Int) -> Lanes {
+            while index &+ 32 <= end {
+                let first = self.flags(at: index)
+                let second = self.flags(at: index &+ 16)
+                if Lanes(first | second).isEmpty {
+                    index &+= 32
+                    continue
+                }
+                let lanes = Lanes(first)
+                if !lanes.isEmpty { return lanes }
+                index &+= 16
+                return Lanes(second)
             }
-            return index
+            while index &+ 16 <= end {
+                let lanes = self.candidates(at: index)
+                if !lanes.isEmpty { return lanes }
+                index &+= 16
+            }
+            return Lanes(SIMD16())
         }
 
         /// Whether the byte at `index`, which is ``EscapeTable/special``, starts U+2028 or U+2029.
@@ -321,11 +366,12 @@ struct EscapeTable<Candidates: EscapeCandidates>: Sendable {
         func firstReplaced() -> Int {
             var index = 0
             while index + 16 <= self.count {
-                var lanes = self.candidates(at: index)
+                var lanes = self.nextCandidates(from: &index, to: self.count)
+                if lanes.isEmpty { break }
                 while let lane = lanes.next() {
                     if self.isReplaced(at: index + lane) { return index + lane }
                 }
-                index = self.skipUnflagged(from: index + 16, to: self.count)
+                index += 16
             }
             while index < self.count && !self.isReplaced(at: index) {
                 index += 1
@@ -351,14 +397,15 @@ struct EscapeTable<Candidates: EscapeCandidates>: Sendable {
             // The first byte not yet counted: bytes of a separator are counted with its first byte.
             var next = start
             while index + 16 <= end {
-                var lanes = self.candidates(at: index)
+                var lanes = self.nextCandidates(from: &index, to: end)
+                if lanes.isEmpty { break }
                 while let lane = lanes.next() {
                     guard index + lane >= next else { continue }
                     let (growth, consumed) = self.growth(at: index + lane)
                     total += growth
                     next = index + lane + consumed
                 }
-                index = self.skipUnflagged(from: index + 16, to: end)
+                index += 16
             }
             index = max(index, next)
             while index < end {
@@ -369,10 +416,10 @@ struct EscapeTable<Candidates: EscapeCandidates>: Sendable {
             return total
         }
 
-        /// Copies the `count` input bytes at `start` to `output` at `written`, and advances `written`: a short run
-        /// with one 16-byte move, which stays in the input while `start + 16 <= self.count`.
+        /// Copies the `count` input bytes at `start` to `output` at `written`, and returns where the copy ends: a
+        /// short run with one 16-byte move, which stays in the input while `start + 16 <= self.count`.
         @inline(__always)
-        func copyRun(from start: Int, count: Int, to output: UnsafeMutableRawPointer, at written: inout Int) {
+        func copyRun(from start: Int, count: Int, to output: UnsafeMutableRawPointer, at written: Int) -> Int {
             if count <= 16 {
                 output.storeBytes(
                     of: UnsafeRawPointer(self.source + start).loadUnaligned(as: SIMD16<UInt8>.self),
@@ -382,7 +429,50 @@ struct EscapeTable<Candidates: EscapeCandidates>: Sendable {
             } else {
                 (output + written).copyMemory(from: self.source + start, byteCount: count)
             }
-            written &+= count
+            return written &+ count
+        }
+
+        /// Writes the sixteen bytes at `index` through the table to `output` at `written`, without a branch; returns
+        /// where the output ends.
+        @inline(__always)
+        func writeGroup(
+            at index: Int,
+            to output: UnsafeMutableRawPointer,
+            at written: Int,
+            entries: UnsafePointer<UInt64>,
+            lengths: UnsafePointer<UInt8>,
+            entryBits: inout UInt64
+        ) -> Int {
+            // Two copies of the loop: the entries are collected only where they can tell something.
+            if self.checksASCII {
+                return self.writeGroup(at: index, to: output, at: written, entries: entries, lengths: lengths) {
+                    entryBits |= $0
+                }
+            }
+            return self.writeGroup(at: index, to: output, at: written, entries: entries, lengths: lengths) { _ in }
+        }
+
+        @inline(__always)
+        func writeGroup(
+            at index: Int,
+            to output: UnsafeMutableRawPointer,
+            at written: Int,
+            entries: UnsafePointer<UInt64>,
+            lengths: UnsafePointer<UInt8>,
+            collect: (UInt64) -> Void
+        ) -> Int {
+            var written = written
+            var next = self.source + index
+            let end = next + 16
+            repeat {
+                let byte = Int(next.pointee)
+                let entry = entries[byte]
+                output.storeBytes(of: entry.littleEndian, toByteOffset: written, as: UInt64.self)
+                written &+= Int(lengths[byte])
+                collect(entry)
+                next += 1
+            } while next < end
+            return written
         }
 
         /// Whether any of the sixteen bytes at `index` is ``EscapeTable/special``.
@@ -395,36 +485,62 @@ struct EscapeTable<Candidates: EscapeCandidates>: Sendable {
 
         /// Writes `source[start..<count]` encoded to `output`, which has room for `count - start` times
         /// `longestOutput` bytes plus ``groupRoom``; `first` is the index of the first byte that may be replaced.
-        /// Returns the number of bytes written and whether they are all ASCII.
+        /// Returns the number of bytes written, and the bits of the entries written (all of them where
+        /// ``checksASCII``, otherwise at least those of the flagged bytes).
         ///
         /// Groups of sixteen input bytes are tested at once. In a group with flagged bytes, the run of copied bytes
         /// before each flagged byte is copied with one 16-byte move (or a memmove if longer), and the flagged byte's
         /// entry is stored as one 8-byte word: no branch depends on the bytes but the loop over the flagged lanes.
         /// The bytes these wide stores write past the output so far are overwritten by what follows (the room of
         /// ``groupRoom`` covers the last). The last 32 bytes are written one at a time.
-        func write(from start: Int, first: Int, to output: UnsafeMutablePointer<UInt8>) -> (Int, Bool) {
+        func write(from start: Int, first: Int, to output: UnsafeMutablePointer<UInt8>) -> (Int, UInt64) {
+            let denseGroup = EscapeTable.denseGroup
             let source = self.source
+            let entries = self.entries
+            let outputLengths = self.outputLengths
             let raw = UnsafeMutableRawPointer(output)
             output.update(from: source + start, count: first - start)
             var written = first - start
+            var entryBits: UInt64 = 0
             var runStart = first
             var index = first
-            var entryBits: UInt64 = 0
+            // Whether the last group was dense: the next is then written byte by byte without testing it first, as long
+            // as the groups keep growing as much as a dense group at least.
+            var dense = false
             while index + 32 <= self.count {
-                var lanes = self.candidates(at: index)
-                if lanes.isEmpty {
-                    index = self.skipUnflagged(from: index + 16, to: self.count)
-                    continue
-                }
-                if lanes.count >= 4 && runStart <= index && !self.hasSpecialByte(at: index) {
-                    // Dense: the run before the group, then all sixteen bytes through the table, without a branch.
-                    self.copyRun(from: runStart, count: index &- runStart, to: raw, at: &written)
-                    for offset in 0..<16 {
-                        let entry = self.entries[Int(source[index &+ offset])]
-                        raw.storeBytes(of: entry.littleEndian, toByteOffset: written, as: UInt64.self)
-                        written &+= Int(entry >> 56)
-                        entryBits |= entry
+                if dense {
+                    // Right after a dense group: `runStart == index`.
+                    dense = !self.hasSpecialByte(at: index)
+                    if dense {
+                        let before = written
+                        written = self.writeGroup(
+                            at: index,
+                            to: raw,
+                            at: written,
+                            entries: entries,
+                            lengths: outputLengths,
+                            entryBits: &entryBits
+                        )
+                        dense = written &- before >= 16 &+ self.denseGrowth
+                        index &+= 16
+                        runStart = index
+                        continue
                     }
+                }
+                var lanes = self.nextCandidates(from: &index, to: self.count &- 16)
+                if lanes.isEmpty { break }
+                if lanes.count >= denseGroup && runStart <= index && !self.hasSpecialByte(at: index) {
+                    // Dense: the run before the group, then all sixteen bytes through the table, without a branch.
+                    written = self.copyRun(from: runStart, count: index &- runStart, to: raw, at: written)
+                    written = self.writeGroup(
+                        at: index,
+                        to: raw,
+                        at: written,
+                        entries: entries,
+                        lengths: outputLengths,
+                        entryBits: &entryBits
+                    )
+                    dense = true
                     index &+= 16
                     runStart = index
                     continue
@@ -440,7 +556,7 @@ struct EscapeTable<Candidates: EscapeCandidates>: Sendable {
                         entry = self.separatorEntry(at: position)
                         consumed = 3
                     }
-                    self.copyRun(from: runStart, count: position &- runStart, to: raw, at: &written)
+                    written = self.copyRun(from: runStart, count: position &- runStart, to: raw, at: written)
                     raw.storeBytes(of: entry.littleEndian, toByteOffset: written, as: UInt64.self)
                     written &+= Int(entry >> 56)
                     entryBits |= entry
@@ -481,7 +597,7 @@ struct EscapeTable<Candidates: EscapeCandidates>: Sendable {
             let run = self.count - runStart
             (output + written).update(from: source + runStart, count: run)
             written += run
-            return (written, self.isASCII && entryBits & EscapeTable.nonASCIIBits == 0)
+            return (written, entryBits)
         }
     }
 }
