@@ -216,7 +216,7 @@ struct EscapeTable<Candidates: EscapeCandidates>: Sendable {
         let longestOutput: Int
         /// How much longer than its input a group written byte by byte must be for the next to be written so too.
         let denseGrowth: Int
-        /// Whether every byte of the input is ASCII.
+        /// Whether every byte of the input that is copied is ASCII.
         let isASCII: Bool
         /// Whether the output of ASCII input must be checked for non-ASCII replacements.
         let checksASCII: Bool

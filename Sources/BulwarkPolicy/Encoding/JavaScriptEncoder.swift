@@ -29,8 +29,8 @@ public enum JavaScriptEncoder {
         }
     }
 
-    /// The bytes ``table`` replaces, and the lead byte of U+2028 and U+2029; `#` and `%` are flagged too though
-    /// copied, which is cheaper than leaving them out.
+    /// The bytes ``table`` replaces, and the lead byte of U+2028 and U+2029; `#`, `%`, `^`, `|` and `~` are flagged
+    /// too though copied, which costs less than leaving them out.
     private enum Candidates: EscapeCandidates {
         static var escapesLineSeparators: Bool { true }
 
@@ -38,8 +38,8 @@ public enum JavaScriptEncoder {
         static func flags(_ bytes: SIMD16<UInt8>) -> SIMD16<UInt8> {
             let ascii =
                 ((bytes &+ 1) & 0x7F).asciiLanes(below: 0x21)  // C0 controls and DEL
-                | (bytes | 0x02).asciiLanes(equalTo: UInt8(ascii: ">"))  // < and >
-                | bytes.asciiLanes(equalTo: UInt8(ascii: "\\")) | bytes.asciiLanes(equalTo: UInt8(ascii: "`"))
+                | (bytes & 0x9D).asciiLanes(equalTo: 0x1C)  // < > \ (and ^ | ~)
+                | bytes.asciiLanes(equalTo: UInt8(ascii: "`"))
             return (ascii & ~bytes) | bytes.lanes(in: UInt8(ascii: "\"")...UInt8(ascii: "'"))  // " # $ % & '
                 | bytes.lanes(equalTo: 0xE2)
         }
