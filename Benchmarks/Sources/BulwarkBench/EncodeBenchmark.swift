@@ -1,7 +1,9 @@
 import Bulwark
 
-/// `HTMLEncoder.text(_:)` throughput on 1 MiB of user-generated-looking text in which about one byte in ten needs
-/// escaping (tags, quotes, ampersands, some non-ASCII). Input bytes per second.
+/// Output encoder throughput on 1 MiB of user-generated-looking text in which about one byte in ten needs escaping
+/// as HTML text (tags, quotes, ampersands, some non-ASCII), on prose and on plain ASCII: `HTMLEncoder.text(_:)`,
+/// `HTMLEncoder.attribute(_:)`, `JavaScriptEncoder.stringLiteral(_:)` and `URLComponentEncoder.encode(_:)`. Input
+/// bytes per second.
 struct EncodeBenchmark {
     static let snippet = "Café review: the <b>best</b> croissant & \"flat white\" in town, isn't it? 5 > 3 — été. "
 
@@ -27,6 +29,14 @@ struct EncodeBenchmark {
         let got = HTMLEncoder.text("<a href=\"x\">Tom & Jerry's</a>")
         let want = "&lt;a href=&quot;x&quot;&gt;Tom &amp; Jerry&#39;s&lt;/a&gt;"
         guard got == want else { throw BenchError("encode-html: HTMLEncoder.text gave \(got), expected \(want)") }
+        let script = JavaScriptEncoder.stringLiteral("</script>'\u{2028}")
+        guard script == "\\x3C/script\\x3E\\x27\\u2028" else {
+            throw BenchError("encode-html: JavaScriptEncoder.stringLiteral gave \(script)")
+        }
+        let component = URLComponentEncoder.encode("a b&c")
+        guard component == "a%20b%26c" else {
+            throw BenchError("encode-html: URLComponentEncoder.encode gave \(component)")
+        }
         let encoded = HTMLEncoder.text(self.input)
         guard !encoded.contains("<"), !encoded.contains("\""), encoded.utf8.count > self.input.utf8.count else {
             throw BenchError("encode-html: the 1 MiB input was not escaped")

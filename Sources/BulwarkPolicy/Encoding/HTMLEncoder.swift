@@ -17,7 +17,7 @@
 /// encoding. Check URLs with ``SafeURL``.
 public enum HTMLEncoder {
     /// Element content: `&`, `<`, `>`, `"` and `'` become `&amp;`, `&lt;`, `&gt;`, `&quot;` and `&#39;`.
-    private static let textTable = EscapeTable { byte in
+    private static let textTable = EscapeTable<TextCandidates> { byte in
         switch byte {
         case UInt8(ascii: "&"): return "&amp;"
         case UInt8(ascii: "<"): return "&lt;"
@@ -29,7 +29,7 @@ public enum HTMLEncoder {
     }
 
     /// Attribute values: everything in ASCII but letters, digits, `,`, `.`, `-` and `_` becomes `&#xHH;`.
-    private static let attributeTable = EscapeTable { byte in
+    private static let attributeTable = EscapeTable<AttributeCandidates> { byte in
         switch byte {
         case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
             UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: ","), UInt8(ascii: "."), UInt8(ascii: "-"),
@@ -38,7 +38,35 @@ public enum HTMLEncoder {
         case 0x80...0xFF:
             return nil
         default:
-            return HTMLEncoder.isForbiddenControl(byte) ? "\u{FFFD}" : "&#x\(EscapeTable.hex(byte));"
+            return HTMLEncoder.isForbiddenControl(byte)
+                ? "\u{FFFD}" : "&#x\(EscapeTable<AttributeCandidates>.hex(byte));"
+        }
+    }
+
+    /// The bytes ``textTable`` replaces: C0 controls, DEL, `"`, `&`, `'`, `<` and `>`. Tab, line feed, form feed,
+    /// carriage return and `#` are flagged too though copied: leaving them out would cost more on every group than
+    /// looking them up where they are.
+    private enum TextCandidates: EscapeCandidates {
+        @inline(__always)
+        static func flags(_ bytes: SIMD16<UInt8>) -> SIMD16<UInt8> {
+            let ascii =
+                ((bytes &+ 1) & 0x7F).asciiLanes(below: 0x21)  // C0 controls and DEL
+                | (bytes | 0x05).asciiLanes(equalTo: UInt8(ascii: "'"))  // ", #, & and '
+                | (bytes | 0x02).asciiLanes(equalTo: UInt8(ascii: ">"))  // < and >
+            return ascii & ~bytes
+        }
+    }
+
+    /// The bytes ``attributeTable`` replaces: ASCII but letters, digits, `,`, `-`, `.` and `_`.
+    private enum AttributeCandidates: EscapeCandidates {
+        @inline(__always)
+        static func flags(_ bytes: SIMD16<UInt8>) -> SIMD16<UInt8> {
+            let copied =
+                (bytes | 0x20).lanes(in: UInt8(ascii: "a")...UInt8(ascii: "z"))
+                | bytes.lanes(in: UInt8(ascii: "0")...UInt8(ascii: "9"))
+                | bytes.lanes(in: UInt8(ascii: ",")...UInt8(ascii: ".")) | bytes.lanes(equalTo: UInt8(ascii: "_"))
+                | bytes
+            return ~copied
         }
     }
 

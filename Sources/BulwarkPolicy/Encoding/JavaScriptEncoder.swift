@@ -15,7 +15,7 @@
 /// Encoding does not make code safe: never place untrusted text anywhere in a script but inside a quoted string,
 /// and never pass the string to `eval`, `setTimeout` or `innerHTML`.
 public enum JavaScriptEncoder {
-    private static let table = EscapeTable(escapesLineSeparators: true) { byte in
+    private static let table = EscapeTable<Candidates> { byte in
         switch byte {
         case UInt8(ascii: "\\"): return "\\\\"
         case UInt8(ascii: "\n"): return "\\n"
@@ -23,9 +23,25 @@ public enum JavaScriptEncoder {
         case UInt8(ascii: "\t"): return "\\t"
         case 0x00...0x1F, 0x7F, UInt8(ascii: "\""), UInt8(ascii: "'"), UInt8(ascii: "`"), UInt8(ascii: "<"),
             UInt8(ascii: ">"), UInt8(ascii: "&"), UInt8(ascii: "$"):
-            return "\\x\(EscapeTable.hex(byte))"
+            return "\\x\(EscapeTable<Candidates>.hex(byte))"
         default:
             return nil
+        }
+    }
+
+    /// The bytes ``table`` replaces, and the lead byte of U+2028 and U+2029; `#`, `%`, `^`, `|` and `~` are flagged
+    /// too though copied, which costs less than leaving them out.
+    private enum Candidates: EscapeCandidates {
+        static var escapesLineSeparators: Bool { true }
+
+        @inline(__always)
+        static func flags(_ bytes: SIMD16<UInt8>) -> SIMD16<UInt8> {
+            let ascii =
+                ((bytes &+ 1) & 0x7F).asciiLanes(below: 0x21)  // C0 controls and DEL
+                | (bytes & 0x9D).asciiLanes(equalTo: 0x1C)  // < > \ (and ^ | ~)
+                | bytes.asciiLanes(equalTo: UInt8(ascii: "`"))
+            return (ascii & ~bytes) | bytes.lanes(in: UInt8(ascii: "\"")...UInt8(ascii: "'"))  // " # $ % & '
+                | bytes.lanes(equalTo: 0xE2)
         }
     }
 

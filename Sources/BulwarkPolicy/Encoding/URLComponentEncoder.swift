@@ -13,14 +13,27 @@
 /// URLComponentEncoder.decode("a%20b%2Fc%3Fd")  // "a b/c?d"
 /// ```
 public enum URLComponentEncoder {
-    private static let table = EscapeTable { byte in
+    private static let table = EscapeTable<Candidates> { byte in
         switch byte {
         case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
             UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
             UInt8(ascii: "~"):
             return nil
         default:
-            return "%\(EscapeTable.hex(byte))"
+            return "%\(EscapeTable<Candidates>.hex(byte))"
+        }
+    }
+
+    /// The bytes ``table`` replaces: all but ASCII letters, digits, `-`, `.`, `_` and `~`.
+    private enum Candidates: EscapeCandidates {
+        @inline(__always)
+        static func flags(_ bytes: SIMD16<UInt8>) -> SIMD16<UInt8> {
+            let unreserved =
+                (bytes | 0x20).lanes(in: UInt8(ascii: "a")...UInt8(ascii: "z"))
+                | bytes.lanes(in: UInt8(ascii: "0")...UInt8(ascii: "9"))
+                | bytes.lanes(in: UInt8(ascii: "-")...UInt8(ascii: ".")) | bytes.lanes(equalTo: UInt8(ascii: "_"))
+                | bytes.lanes(equalTo: UInt8(ascii: "~"))
+            return ~unreserved
         }
     }
 
@@ -33,18 +46,7 @@ public enum URLComponentEncoder {
     /// replaced, since every byte outside the unreserved set is written as `%HH` and ``decodeBytes(_:)`` gives it
     /// back.
     public static func encode(bytes: some Collection<UInt8>) -> String {
-        var encoded = [UInt8]()
-        encoded.reserveCapacity(bytes.count)
-        for byte in bytes {
-            if self.isUnreserved(byte) {
-                encoded.append(byte)
-            } else {
-                encoded.append(UInt8(ascii: "%"))
-                encoded.append(self.hexDigit(byte >> 4))
-                encoded.append(self.hexDigit(byte & 0x0F))
-            }
-        }
-        return String(decoding: encoded, as: UTF8.self)
+        self.table.encode(bytes: bytes)
     }
 
     /// Decodes a percent-encoded component to text.
@@ -86,21 +88,6 @@ public enum URLComponentEncoder {
             }
             return decoded
         }
-    }
-
-    private static func isUnreserved(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-            UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
-            UInt8(ascii: "~"):
-            return true
-        default:
-            return false
-        }
-    }
-
-    private static func hexDigit(_ value: UInt8) -> UInt8 {
-        value < 10 ? UInt8(ascii: "0") + value : UInt8(ascii: "A") + value - 10
     }
 
     private static func hexValue(_ byte: UInt8) -> UInt8? {
