@@ -34,6 +34,10 @@ struct Options: Sendable {
     var childPort = 0
     var childRootPEM: String?
 
+    /// Profiling mode (see `TrustProfile`): one piece of the trust path, `profileIterations` times.
+    var profileTrust: String?
+    var profileIterations = 1000
+
     func selected(_ name: String) -> Bool {
         guard let only = self.only else { return true }
         return only.contains { name == $0 || name.hasPrefix($0) }
@@ -82,6 +86,10 @@ struct Options: Sendable {
             case "--child-download": options.childDownload = try value(argument)
             case "--child-port": options.childPort = Int(try value(argument)) ?? 0
             case "--child-root": options.childRootPEM = try value(argument)
+            case "--profile-trust": options.profileTrust = try value(argument)
+            case "--iterations":
+                guard let n = Int(try value(argument)), n >= 0 else { throw BenchError("--iterations needs a count") }
+                options.profileIterations = n
             case "-h", "--help":
                 print(Self.usage)
                 exit(0)
