@@ -46,8 +46,10 @@ public struct TrustedChain: Sendable {
 
 /// Something noteworthy about a trusted chain.
 public enum TrustNotice: Hashable, Sendable, CustomStringConvertible {
-    /// A configured pin was found on the verified chain.
-    case pinMatched(host: String, pin: Pin, subject: String)
+    /// A configured pin was found on the verified chain, in the certificate with this subject. (The subject is
+    /// kept as a name and only formatted when the notice is described: this notice is made in every pinned
+    /// handshake, and formatting a name costs more than matching the pin.)
+    case pinMatched(host: String, pin: Pin, subject: DistinguishedName)
     /// A report-only pin set did not match; the connection was allowed.
     case reportOnlyPinViolation(PinMismatch)
     /// The host's pin set has expired and was not enforced.
