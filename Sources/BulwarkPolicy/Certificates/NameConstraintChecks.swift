@@ -11,6 +11,18 @@ enum NameConstraintChecks {
     /// (see ``NameConstraintBudgetPolicy``), which has no such limit.
     static func budgetFailure(_ chain: some Collection<Certificate>) -> String? {
         guard let leaf = chain.first else { return nil }
+        // First a bound from the encoded sizes alone, with nothing parsed: a GeneralSubtree takes at least four
+        // bytes and a GeneralName at least two, so chains far below the budget (all real ones) stop here.
+        var subtreeBound = 0
+        for certificate in chain.dropFirst() {
+            if let constraints = certificate.extensions[oid: .X509ExtensionID.nameConstraints] {
+                subtreeBound += constraints.value.count / 4
+            }
+        }
+        guard subtreeBound > 0 else { return nil }
+        let nameBound = (leaf.extensions[oid: .X509ExtensionID.subjectAlternativeName]?.value.count ?? 0) / 2
+            + leaf.subject.reduce(0) { $0 + $1.count }
+        if subtreeBound * nameBound <= Self.maximumComparisons { return nil }
         var subtreeCount = 0
         for certificate in chain.dropFirst() {
             // Most CAs have no name constraints: look for the extension before parsing anything.
