@@ -82,7 +82,7 @@ let package = Package(
         ),
         .testTarget(
             name: "BulwarkPolicyTests",
-            dependencies: ["BulwarkPolicy", "BulwarkTestSupport"]
+            dependencies: ["BulwarkPolicy", "BulwarkTestSupport", "BulwarkLimbo"]
         ),
         .testTarget(
             name: "BulwarkTests",
