@@ -84,7 +84,7 @@ let package = Package(
         ),
         .testTarget(
             name: "BulwarkPolicyTests",
-            dependencies: ["BulwarkPolicy", "BulwarkTestSupport"]
+            dependencies: ["BulwarkPolicy", "BulwarkTestSupport", "BulwarkLimbo"]
         ),
         .testTarget(
             name: "BulwarkTests",

@@ -1,8 +1,8 @@
 import Foundation
 
 /// One test case of the x509-limbo suite, with the fields Bulwark's harness reads.
-struct LimboTestCase: Decodable, Sendable {
-    struct PeerName: Decodable, Sendable {
+struct LimboTestCase: Decodable, Sendable, Equatable {
+    struct PeerName: Decodable, Sendable, Equatable {
         var kind: String
         var value: String
     }

@@ -1,5 +1,6 @@
 import BulwarkTestSupport
 import Foundation
+import SwiftASN1
 import Testing
 import X509
 
@@ -65,6 +66,13 @@ struct PinTests {
         }
     }
 
+    @Test func subjectPublicKeyInfoOfMalformedTBSIsNil() {
+        #expect(Certificate.subjectPublicKeyInfo(inTBSCertificate: []) == nil)
+        #expect(Certificate.subjectPublicKeyInfo(inTBSCertificate: [0x30, 0x03, 0x02, 0x01, 0x01]) == nil)
+        #expect(Certificate.subjectPublicKeyInfo(inTBSCertificate: [0x30, 0x84, 0xFF, 0xFF, 0xFF, 0xFF]) == nil)
+        #expect(Certificate.subjectPublicKeyInfo(inTBSCertificate: [0x30, 0x02, 0x02, 0x05]) == nil)
+    }
+
     @Test func pinSetExpiry() throws {
         let now = Date()
         let set = try PinSet([Self.text], expiration: now, allowSinglePin: true)
@@ -87,6 +95,11 @@ struct PinTests {
                 + "| openssl dgst -sha256 -binary | base64"
         )
         #expect(Pin.publicKey(of: leaf.certificate).description == "sha256/" + spki)
+        // The SPKI cut out of the certificate's bytes is the re-serialized key.
+        var serializer = DER.Serializer()
+        try serializer.serialize(leaf.certificate.publicKey)
+        #expect(leaf.certificate.subjectPublicKeyInfoDER == serializer.serializedBytes)
+        #expect(Certificate.subjectPublicKeyInfo(inTBSCertificate: leaf.certificate.tbsCertificateBytes) != nil)
         let fingerprint = try Shell.run("openssl x509 -in '\(file)' -noout -fingerprint -sha256")
         #expect(fingerprint.hasSuffix("=" + Pin.certificate(of: leaf.certificate).fingerprint), "\(fingerprint)")
     }

@@ -171,6 +171,46 @@ struct ClientTrustTests {
         try await interceptor.shutdown()
     }
 
+    @Test(arguments: [true, false])
+    func trustedDecisionsAreReusedOnlyForTheSameChainAndStillReported(cacheEnabled: Bool) async throws {
+        let chain = try TestChain.make(host: Harness.host)
+        let server = try await Harness.server(chain, alpn: ["http/1.1"])
+        let interceptor = try await TestHTTPSServer.startInterceptor(forging: Harness.host)
+        let monitor = RecordingEventMonitor()
+        let pins = try PinSet([
+            Pin.publicKey(of: chain.intermediate!.certificate), Pin.publicKey(of: chain.root.certificate),
+        ])
+        let roots = TrustRoots.custom([chain.root.certificate, interceptor.forgedRoot!])
+        let evaluator = PublicKeysTrustEvaluator(pinSet: pins, roots: roots)
+        let client = try Harness.client(for: server, evaluator: evaluator) { configuration in
+            configuration.eventMonitor = monitor
+            configuration.resolveOverrides["\(Harness.host):\(interceptor.port)"] = "127.0.0.1"
+            if !cacheEnabled { configuration.trustDecisionCache = nil }
+        }
+        for _ in 0..<3 {
+            // A new connection (and handshake) each time.
+            let request = try BulwarkRequest(url: Harness.url(server, "/hello"), headers: ["connection": "close"])
+            let response = try await client.execute(request)
+            _ = try await response.body.collect(upTo: 1 << 20)
+            #expect(response.serverTrust?.trustedChain?.certificates.count == 3)
+        }
+        // Another chain for the same host (the interceptor's forged one) is evaluated, and refused, every time.
+        for _ in 0..<2 {
+            await Harness.expectError(.trustRefused) {
+                _ = try await Harness.get(client, Harness.url(interceptor, "/hello"))
+            }
+        }
+        #expect(server.completedHandshakes == 3)
+        let events = monitor.events
+        let handshake: [SecurityEvent.Kind] = [.trustEvaluated, .pinMatched]
+        #expect(events.map(\.kind) == handshake + handshake + handshake + [.pinFailed, .pinFailed])
+        let cached = events.filter { $0.kind == .trustEvaluated }.map { $0.details["cached"] }
+        #expect(cached == (cacheEnabled ? ["false", "true", "true"] : ["false", "false", "false"]))
+        try await client.shutdown()
+        try await server.shutdown()
+        try await interceptor.shutdown()
+    }
+
     @Test func unlistedHostIsRefusedInTheHandshake() async throws {
         let chain = try TestChain.make(host: Harness.host)
         let server = try await Harness.server(chain)

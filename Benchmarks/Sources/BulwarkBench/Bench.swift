@@ -38,7 +38,9 @@ struct Bench {
         try await bench.sanityChecks()
         if options.selected("keepalive-c1") { await bench.attempt("keepalive-c1", unit: "req/s") { try await $0.keepAlive(concurrency: 1) } }
         if options.selected("keepalive-c32") { await bench.attempt("keepalive-c32", unit: "req/s") { try await $0.keepAlive(concurrency: 32) } }
-        if options.selected("newconn") || options.selected("newconn-pinned") { await bench.attempt("newconn", unit: "req/s") { try await $0.newConnections() } }
+        if options.selected("newconn") || options.selected("newconn-pinned") || options.selected("newconn-cached")
+            || options.selected("newconn-pinned-cached")
+        { await bench.attempt("newconn", unit: "req/s") { try await $0.newConnections() } }
         if options.selected("trust-eval") { await bench.attempt("trust-eval", unit: "µs") { try await $0.trustEvaluation() } }
         if options.selected("download") { await bench.attempt("download", unit: "MB/s") { try await $0.download() } }
         for count in [10, 1000, 10000] where options.selected("hostmatch-\(count)") {
@@ -93,12 +95,15 @@ struct Bench {
         )
     }
 
-    func makeBulwark(pinned: Bool = false, maximumConnections: Int = 32) throws -> BulwarkBenchClient {
+    /// `cached`: with Bulwark's trust-decision cache (the library default). The uncached clients evaluate every
+    /// chain in full, which is what the `newconn` goal measures.
+    func makeBulwark(pinned: Bool = false, cached: Bool = false, maximumConnections: Int = 32) throws -> BulwarkBenchClient {
         try BulwarkBenchClient(
-            label: pinned ? "bulwark-pinned" : "bulwark",
+            label: (pinned ? "bulwark-pinned" : "bulwark") + (cached ? "-cached" : ""),
             target: self.target,
             evaluator: pinned ? try self.pinnedEvaluator() : self.defaultEvaluator,
             maximumConnections: maximumConnections,
+            decisionCache: cached,
             sharedEventLoops: self.options.sharedEventLoops
         )
     }
@@ -213,11 +218,17 @@ struct Bench {
     }
 
     /// New TLS connection per request (`connection: close`), concurrency 1; Bulwark with full chain validation,
-    /// Bulwark with SPKI pins on the intermediate, AsyncHTTPClient with full verification, alternating.
+    /// Bulwark with SPKI pins on the intermediate, AsyncHTTPClient with full verification, alternating; and, when
+    /// selected, both Bulwark clients again with the trust-decision cache on (`newconn-cached`,
+    /// `newconn-pinned-cached`), in the same rounds.
     mutating func newConnections() async throws {
-        let clients: [any BenchClient] = [
+        var clients: [any BenchClient] = [
             try self.makeBulwark(), try self.makeAHC(), try self.makeBulwark(pinned: true),
         ]
+        let withCached = self.options.selected("newconn-cached") || self.options.selected("newconn-pinned-cached")
+        if withCached {
+            clients += [try self.makeBulwark(cached: true), try self.makeBulwark(pinned: true, cached: true)]
+        }
         let server = self.server
         let seconds = self.options.legSeconds
         let warmup = self.options.warmupSeconds / 2
@@ -254,6 +265,14 @@ struct Bench {
         pinned.extra.append(("bulwark_unpinned", .number(series.medianRate("bulwark"))))
         pinned.extra.append(("pinned_over_unpinned", .number(series.medianRate("bulwark-pinned") / series.medianRate("bulwark"))))
         self.results.append(pinned)
+        if withCached {
+            var cached = self.requestResult("newconn-cached", series: series, label: "bulwark-cached")
+            cached.details = "trust-decision cache on (the default): the chain is evaluated once, then reused; " + cached.details
+            self.results.append(cached)
+            var pinnedCached = self.requestResult("newconn-pinned-cached", series: series, label: "bulwark-pinned-cached")
+            pinnedCached.details = "SPKI-pinned, trust-decision cache on (the default) vs AHC unpinned; " + pinnedCached.details
+            self.results.append(pinnedCached)
+        }
     }
 
     func requestResult(_ name: String, series: RoundSeries, label: String) -> BenchResult {

@@ -50,12 +50,14 @@ final class BulwarkBenchClient: BenchClient {
     let base: String
     let loops: EventLoops
 
-    /// `evaluator`: `.default(roots: .custom([root]))` or `.publicKeys(...)`.
+    /// `evaluator`: `.default(roots: .custom([root]))` or `.publicKeys(...)`. `decisionCache`: Bulwark's default
+    /// trust-decision cache; off, every handshake is evaluated in full.
     init(
         label: String,
         target: Target,
         evaluator: any ServerTrustEvaluating,
         maximumConnections: Int,
+        decisionCache: Bool = false,
         sharedEventLoops: Bool = false
     ) throws {
         self.label = label
@@ -64,6 +66,7 @@ final class BulwarkBenchClient: BenchClient {
         var config = BulwarkClient.Configuration(trust: try ServerTrustManager(evaluators: ["localhost": evaluator]))
         config.resolveOverrides["localhost:\(target.port)"] = "127.0.0.1"
         config.pool.maximumConnectionsPerHost = maximumConnections
+        if !decisionCache { config.trustDecisionCache = nil }
         // The server speaks only HTTP/1.1 here; offer only that, as AsyncHTTPClient's .http1Only does.
         config.tls.applicationProtocols = ["http/1.1"]
         self.client = try BulwarkClient(configuration: config, eventLoopGroup: self.loops.group)

@@ -34,6 +34,10 @@ struct Options: Sendable {
     var childPort = 0
     var childRootPEM: String?
 
+    /// Profiling mode (see `TrustProfile`): one piece of the trust path, `profileIterations` times.
+    var profileTrust: String?
+    var profileIterations = 1000
+
     func selected(_ name: String) -> Bool {
         guard let only = self.only else { return true }
         return only.contains { name == $0 || name.hasPrefix($0) }
@@ -45,9 +49,12 @@ struct Options: Sendable {
                             [--shared-event-loops] [--download-bytes N]
         Benchmarks Bulwark against AsyncHTTPClient on one local TLS server (HTTP/1.1), alternating the two
         clients in rounds and reporting medians. Names: keepalive-c1 keepalive-c32 newconn newconn-pinned
-        trust-eval download hostmatch-10 hostmatch-1000 hostmatch-10000 limbo encode-html (newconn-pinned runs with newconn).
+        newconn-cached newconn-pinned-cached trust-eval download hostmatch-10 hostmatch-1000 hostmatch-10000 limbo
+        encode-html (the newconn rows run together, in the same rounds).
         By default the server and each client run on their own event loop group; --shared-event-loops puts them
         all on NIO's singleton group (what an app using the defaults does).
+        BulwarkBench --profile-trust KIND [--iterations N] times one piece of the handshake's trust path with no
+        server (KIND: all, signatures, convert, evaluate, evaluate-pinned, callback, callback-pinned).
         """
 
     static func parse(_ arguments: [String]) throws -> Options {
@@ -82,6 +89,10 @@ struct Options: Sendable {
             case "--child-download": options.childDownload = try value(argument)
             case "--child-port": options.childPort = Int(try value(argument)) ?? 0
             case "--child-root": options.childRootPEM = try value(argument)
+            case "--profile-trust": options.profileTrust = try value(argument)
+            case "--iterations":
+                guard let n = Int(try value(argument)), n >= 0 else { throw BenchError("--iterations needs a count") }
+                options.profileIterations = n
             case "-h", "--help":
                 print(Self.usage)
                 exit(0)

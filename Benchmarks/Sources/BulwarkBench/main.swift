@@ -3,7 +3,9 @@ import Foundation
 // BulwarkBench: Bulwark against AsyncHTTPClient on one local TLS server. See BENCHMARKS.md and scripts/bench.
 do {
     let options = try Options.parse(Array(CommandLine.arguments.dropFirst()))
-    if options.childDownload != nil {
+    if let kind = options.profileTrust {
+        try await TrustProfile.run(kind: kind, iterations: options.profileIterations)
+    } else if options.childDownload != nil {
         try await ChildDownload.run(options)
     } else {
         try await Bench.run(options)

@@ -39,6 +39,11 @@ extension BulwarkClient {
         /// Connect to another address for a host and port, like curl's `--resolve HOST:PORT:ADDR`: the TLS name
         /// (SNI) and the trust evaluation still use the URL's host. Keys are `"host:port"`.
         public var resolveOverrides: [String: String] = [:]
+        /// Reuse a *trusted* decision for a new connection to the same host presenting the very same chain, for at
+        /// most five minutes and never past the chain's expiry; refusals are never reused, and every handshake still
+        /// emits its trust event (detail `cached`). See ``TrustDecisionCache`` for why this is safe. `nil` evaluates
+        /// every handshake in full.
+        public var trustDecisionCache: TrustDecisionCache.Options? = TrustDecisionCache.Options()
 
         /// The secure defaults: TLS 1.2 or newer, HTTP/2 preferred, decompression with a 100× ratio limit.
         public init(trust: ServerTrustManager) {

@@ -18,6 +18,10 @@ struct Connector: Sendable {
     let sslContext: NIOSSLContext
     let eventLoopGroup: any EventLoopGroup
     let reporter: PinFailureReporter?
+    /// Trusted decisions reused across this client's handshakes; nil when the configuration turns it off.
+    let decisionCache: TrustDecisionCache?
+    /// The certificates this client's servers presented, parsed (decoding only; see ``CertificateParseCache``).
+    let parsedCertificates = CertificateParseCache()
     private static let nextID = NIOLockedValueBox(0)
 
     init(
@@ -28,6 +32,7 @@ struct Connector: Sendable {
         self.configuration = configuration
         self.eventLoopGroup = eventLoopGroup
         self.reporter = reporter
+        self.decisionCache = configuration.trustDecisionCache.map { TrustDecisionCache(options: $0) }
         self.sslContext = try NIOSSLContext(configuration: Self.tlsConfiguration(configuration.tls))
     }
 
@@ -59,7 +64,9 @@ struct Connector: Sendable {
             host: host,
             port: port,
             monitor: self.configuration.eventMonitor,
-            reporter: self.reporter
+            reporter: self.reporter,
+            cache: self.decisionCache,
+            parsedCertificates: self.parsedCertificates
         )
         let handshakePromise = eventLoop.makePromise(of: (Configured, String?).self)
         let sslContext = self.sslContext
@@ -94,23 +101,31 @@ struct Connector: Sendable {
                     return channel.eventLoop.makeFailedFuture(error)
                 }
             }
-        let channel: any Channel
+        // Connection, handshake timer and handshake are chained on the event loop, and the task awaits once: every
+        // await of an event-loop future is a hop to the task's executor and back, a wake-up of another thread each
+        // way, on every new connection.
+        let handshakeTimeout = self.configuration.timeouts.tlsHandshake
+        let connected = Self.connect(bootstrap, host: connectHost, port: connectPort)
+            .flatMapError { error -> EventLoopFuture<any Channel> in
+                handshakePromise.fail(error)
+                return eventLoop.makeFailedFuture(ConnectFailure(error: error))
+            }
+            .flatMap { channel -> EventLoopFuture<(any Channel, Configured, String?)> in
+                let timeout = eventLoop.scheduleTask(in: handshakeTimeout) {
+                    handshakePromise.fail(BulwarkError(.tlsHandshakeTimeout, host: host))
+                    channel.close(promise: nil)
+                }
+                // Cancel the moment the handshake ends.
+                handshakePromise.futureResult.whenComplete { _ in timeout.cancel() }
+                return handshakePromise.futureResult
+                    .map { configured, negotiated in (channel, configured, negotiated) }
+                    .flatMapErrorThrowing { error in
+                        channel.close(promise: nil)
+                        throw error
+                    }
+            }
         do {
-            channel = try await bootstrap.connect(host: connectHost, port: connectPort).get()
-        } catch {
-            handshakePromise.fail(error)
-            throw Self.mapConnectError(error, host: host)
-        }
-        let timeout = eventLoop.scheduleTask(in: self.configuration.timeouts.tlsHandshake) {
-            handshakePromise.fail(BulwarkError(.tlsHandshakeTimeout, host: host))
-            channel.close(promise: nil)
-        }
-        // Cancel on the event loop the moment the handshake ends: the awaiting task may resume much later on a
-        // busy machine, and that delay is not handshake time.
-        handshakePromise.futureResult.whenComplete { _ in timeout.cancel() }
-        do {
-            let (configured, negotiated) = try await handshakePromise.futureResult.get()
-            timeout.cancel()
+            let (channel, configured, negotiated) = try await connected.get()
             let trusted = verification.decision?.trustedChain
             let info = ServerTrustInfo(
                 presentedChain: verification.presentedChain,
@@ -118,15 +133,20 @@ struct Connector: Sendable {
                 applicationProtocol: negotiated ?? "http/1.1"
             )
             return (channel, configured, info)
+        } catch let failure as ConnectFailure {
+            throw Self.mapConnectError(failure.error, host: host)
         } catch {
-            timeout.cancel()
-            channel.close(promise: nil)
             if let refusal = verification.decision?.refusal {
                 throw BulwarkError.trustRefused(refusal)
             }
             if let error = error as? BulwarkError { throw error }
             throw BulwarkError(.tlsHandshakeFailed, host: host, detail: String(describing: error))
         }
+    }
+
+    /// A failure to open the TCP connection, told apart from handshake failures in the chained future.
+    private struct ConnectFailure: Error {
+        let error: any Error
     }
 
     /// Opens an HTTP connection to `target`.
@@ -181,10 +201,10 @@ struct Connector: Sendable {
         let (connectHost, connectPort) = self.resolve(host: target.host, port: target.port)
         let channel: any Channel
         do {
-            channel = try await ClientBootstrap(group: self.eventLoopGroup)
+            let bootstrap = ClientBootstrap(group: self.eventLoopGroup)
                 .connectTimeout(self.configuration.timeouts.connect)
                 .channelOption(.socketOption(.tcp_nodelay), value: 1)
-                .connect(host: connectHost, port: connectPort).get()
+            channel = try await Self.connect(bootstrap, host: connectHost, port: connectPort).get()
         } catch {
             throw Self.mapConnectError(error, host: target.host)
         }
@@ -227,6 +247,18 @@ struct Connector: Sendable {
         }
         try pipeline.addHandler(IdleStateHandler(readTimeout: idleRead))
         try pipeline.addHandler(handler)
+    }
+
+    /// Connects to an IP address literal (an IP host, or a `resolveOverrides` address) directly, and to a name
+    /// through NIO's resolver and Happy Eyeballs. NIO would resolve a literal too: `getaddrinfo` on a dispatch
+    /// thread, then back to the event loop, two thread wake-ups on every new connection for nothing.
+    static func connect(_ bootstrap: ClientBootstrap, host: String, port: Int) -> EventLoopFuture<any Channel> {
+        var literal = host
+        if literal.hasPrefix("["), literal.hasSuffix("]") { literal = String(literal.dropFirst().dropLast()) }
+        if HostName.isIPAddress(literal), let address = try? SocketAddress(ipAddress: literal, port: port) {
+            return bootstrap.connect(to: address)
+        }
+        return bootstrap.connect(host: host, port: port)
     }
 
     private func resolve(host: String, port: Int) -> (String, Int) {

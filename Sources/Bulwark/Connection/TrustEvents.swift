@@ -3,7 +3,14 @@ import X509
 
 /// Turns trust decisions into security events: one per handshake, plus one per notice.
 enum TrustEvents {
-    static func report(_ decision: TrustDecision, presented: [Certificate], to monitor: any EventMonitor) {
+    /// `cached`: the decision was reused from the client's ``TrustDecisionCache`` (detail `cached` of the
+    /// `trust_evaluated` event).
+    static func report(
+        _ decision: TrustDecision,
+        presented: [Certificate],
+        cached: Bool = false,
+        to monitor: any EventMonitor
+    ) {
         // Building the details hashes every certificate: skip it when nobody listens (the default).
         if let composite = monitor as? CompositeEventMonitor, composite.monitors.isEmpty { return }
         switch decision {
@@ -16,6 +23,7 @@ enum TrustEvents {
                     details: [
                         "presented": presented.map { CertificateSummary($0).pinLine }.joined(separator: "\n"),
                         "verified": chain.certificates.map { CertificateSummary($0).pinLine }.joined(separator: "\n"),
+                        "cached": cached ? "true" : "false",
                     ]
                 )
             )

@@ -16,14 +16,26 @@ final class TrustVerification: Sendable {
     let port: Int
     let monitor: any EventMonitor
     let reporter: PinFailureReporter?
+    let cache: TrustDecisionCache?
+    let parsedCertificates: CertificateParseCache?
     private let state = NIOLockedValueBox<(decision: TrustDecision?, presented: [Certificate])>((nil, []))
 
-    init(manager: ServerTrustManager, host: String, port: Int, monitor: any EventMonitor, reporter: PinFailureReporter?) {
+    init(
+        manager: ServerTrustManager,
+        host: String,
+        port: Int,
+        monitor: any EventMonitor,
+        reporter: PinFailureReporter?,
+        cache: TrustDecisionCache? = nil,
+        parsedCertificates: CertificateParseCache? = nil
+    ) {
         self.manager = manager
         self.host = host
         self.port = port
         self.monitor = monitor
         self.reporter = reporter
+        self.cache = cache
+        self.parsedCertificates = parsedCertificates
     }
 
     /// Hands any pin failure of `decision` to the reporter (it sends in the background).
@@ -48,11 +60,26 @@ final class TrustVerification: Sendable {
     var presentedChain: [Certificate] { self.state.withLockedValue { $0.presented } }
 
     func verify(_ certificates: [NIOSSLCertificate], promise: EventLoopPromise<NIOSSLVerificationResultWithMetadata>) {
+        var der: [[UInt8]] = []
+        der.reserveCapacity(certificates.count)
+        for certificate in certificates {
+            // A certificate BoringSSL cannot re-encode is left out; it is refused below if it is the leaf.
+            der.append((try? certificate.toDERBytes()) ?? [])
+        }
+        let key = self.cache.map { $0.key(host: self.host, presentedChain: der, manager: self.manager) }
+        if let cache = self.cache, let key, let hit = cache.cachedDecision(for: key) {
+            self.finish(.trusted(hit.chain), presented: hit.presented, cached: true, promise: promise)
+            return
+        }
         var chain: [Certificate] = []
-        chain.reserveCapacity(certificates.count)
-        for (index, certificate) in certificates.enumerated() {
+        chain.reserveCapacity(der.count)
+        for (index, bytes) in der.enumerated() {
             do {
-                chain.append(try Certificate(derEncoded: try certificate.toDERBytes()))
+                if let parsedCertificates = self.parsedCertificates {
+                    chain.append(try parsedCertificates.certificate(derEncoded: bytes))
+                } else {
+                    chain.append(try Certificate(derEncoded: bytes))
+                }
             } catch {
                 // An intermediate that cannot be parsed cannot be on a path; an unparsable leaf is fatal.
                 guard index == 0 else { continue }
@@ -61,20 +88,40 @@ final class TrustVerification: Sendable {
                     reasons: [.untrustedChain(details: ["the server's certificate cannot be parsed: \(error)"])],
                     presentedChain: []
                 )
-                self.state.withLockedValue { $0 = (.refused(refusal), []) }
-                TrustEvents.report(.refused(refusal), presented: [], to: self.monitor)
-                promise.succeed(.failed)
+                self.finish(.refused(refusal), presented: [], cached: false, promise: promise)
                 return
             }
         }
         let manager = self.manager
         let host = self.host
-        Task {
-            let decision = await manager.evaluate(chain, forHost: host)
-            self.state.withLockedValue { $0 = (decision, chain) }
-            TrustEvents.report(decision, presented: chain, to: self.monitor)
-            self.reportPinFailures(decision)
-            promise.succeed(decision.isTrusted ? .certificateVerified(VerificationMetadata(nil)) : .failed)
+        let cache = self.cache
+        let presented = chain
+        let evaluation: @Sendable () async -> Void = {
+            let decision = await manager.evaluate(presented, forHost: host)
+            if let cache, let key { cache.store(decision, presented: presented, for: key) }
+            self.finish(decision, presented: presented, cached: false, promise: promise)
         }
+        // Evaluate right here, on the event loop, as BoringSSL verifies inside the handshake for other clients:
+        // Bulwark's evaluators only suspend for real I/O (loading the system roots, a revocation check), so the
+        // decision is normally ready before this returns, and the handshake resumes in the next event-loop tick
+        // instead of after a hop to the global executor and back (two thread wake-ups). If the evaluator does
+        // suspend, it continues on the global executor and completes the promise from there.
+        if #available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *) {
+            Task.immediate(operation: evaluation)
+        } else {
+            Task(operation: evaluation)
+        }
+    }
+
+    private func finish(
+        _ decision: TrustDecision,
+        presented: [Certificate],
+        cached: Bool,
+        promise: EventLoopPromise<NIOSSLVerificationResultWithMetadata>
+    ) {
+        self.state.withLockedValue { $0 = (decision, presented) }
+        TrustEvents.report(decision, presented: presented, cached: cached, to: self.monitor)
+        self.reportPinFailures(decision)
+        promise.succeed(decision.isTrusted ? .certificateVerified(VerificationMetadata(nil)) : .failed)
     }
 }

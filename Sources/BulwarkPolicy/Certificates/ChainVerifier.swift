@@ -25,6 +25,8 @@ struct ChainVerifier: Sendable {
             return Self.verifyExplicitlyTrustedLeaf(leaf, at: time)
         }
         var verifier = Verifier(rootCertificates: self.roots.certificateStore) {
+            // First: it bounds the cost of RFC5280Policy's name-constraint check.
+            NameConstraintBudgetPolicy()
             RFC5280Policy(fixedExpiryValidationTime: time)
             WebPKIPolicy(
                 requireServerAuth: self.options.requireServerAuthExtendedKeyUsage,

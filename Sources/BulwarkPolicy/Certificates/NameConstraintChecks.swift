@@ -6,12 +6,44 @@ enum NameConstraintChecks {
     /// bounds the quadratic cost an attacker can cause with many names against many constraints.
     static let maximumComparisons = 250_000
 
-    /// `chain` is leaf first, anchor last.
+    /// The comparison budget: a failure when checking the name constraints of `chain` (leaf first, anchor last)
+    /// would take more than ``maximumComparisons``. Run before swift-certificates' own name-constraint check
+    /// (see ``NameConstraintBudgetPolicy``), which has no such limit.
+    static func budgetFailure(_ chain: some Collection<Certificate>) -> String? {
+        guard let leaf = chain.first else { return nil }
+        // First a bound from the encoded sizes alone, with nothing parsed: a GeneralSubtree takes at least four
+        // bytes and a GeneralName at least two, so chains far below the budget (all real ones) stop here.
+        var subtreeBound = 0
+        for certificate in chain.dropFirst() {
+            if let constraints = certificate.extensions[oid: .X509ExtensionID.nameConstraints] {
+                subtreeBound += constraints.value.count / 4
+            }
+        }
+        guard subtreeBound > 0 else { return nil }
+        let nameBound = (leaf.extensions[oid: .X509ExtensionID.subjectAlternativeName]?.value.count ?? 0) / 2
+            + leaf.subject.reduce(0) { $0 + $1.count }
+        if subtreeBound * nameBound <= Self.maximumComparisons { return nil }
+        var subtreeCount = 0
+        for certificate in chain.dropFirst() {
+            // Most CAs have no name constraints: look for the extension before parsing anything.
+            guard certificate.extensions[oid: .X509ExtensionID.nameConstraints] != nil,
+                let constraints = try? certificate.extensions.nameConstraints
+            else { continue }
+            subtreeCount += constraints.permittedSubtrees.count + constraints.excludedSubtrees.count
+        }
+        guard subtreeCount > 0 else { return nil }
+        let leafNameCount = (try? leaf.extensions.subjectAlternativeNames)?.count ?? 0
+        let subjectCount = leaf.subject.reduce(0) { $0 + $1.count }
+        if subtreeCount * (leafNameCount + subjectCount) > Self.maximumComparisons {
+            return "name constraints would need more than \(Self.maximumComparisons) comparisons"
+        }
+        return nil
+    }
+
+    /// The rules beyond the budget; `chain` is leaf first, anchor last.
     static func check(_ chain: [Certificate]) -> String? {
         let leaf = chain[0]
         let leafNames = (try? leaf.extensions.subjectAlternativeNames).map { Array($0) } ?? []
-        let subjectCount = leaf.subject.reduce(0) { $0 + $1.count }
-        var subtreeCount = 0
         for certificate in chain.dropFirst() {
             guard let constraints = try? certificate.extensions.nameConstraints else { continue }
             if constraints.permittedSubtrees.isEmpty && constraints.excludedSubtrees.isEmpty {
@@ -26,10 +58,6 @@ enum NameConstraintChecks {
                     return "\(certificate.subject): excluded name \"\(excluded)\" is covered by the wildcard \"\(name)\""
                 }
             }
-            subtreeCount += constraints.permittedSubtrees.count + constraints.excludedSubtrees.count
-        }
-        if subtreeCount * (leafNames.count + subjectCount) > Self.maximumComparisons {
-            return "name constraints would need more than \(Self.maximumComparisons) comparisons"
         }
         return nil
     }

@@ -45,13 +45,14 @@ struct WebPKIPolicy: VerifierPolicy {
                 return .failsToMeetPolicy(reason: "\(certificate.subject): \(failure)")
             }
             guard certificates.count > 1 else { break }
+            var parsed = ParsedExtensions(certificate)
             let failure: String?
             if index == 0 {
-                failure = self.checkLeaf(certificate)
+                failure = self.checkLeaf(certificate, &parsed)
             } else if isAnchor {
-                failure = Self.checkAnchor(certificate, enforcesRootProfile: self.enforcesRootProfile)
+                failure = Self.checkAnchor(certificate, &parsed, enforcesRootProfile: self.enforcesRootProfile)
             } else {
-                failure = Self.checkIntermediate(certificate)
+                failure = Self.checkIntermediate(certificate, &parsed)
             }
             if let failure {
                 return .failsToMeetPolicy(reason: "\(certificate.subject): \(failure)")
@@ -81,79 +82,82 @@ struct WebPKIPolicy: VerifierPolicy {
         return nil
     }
 
-    func checkLeaf(_ certificate: Certificate) -> String? {
+    func checkLeaf(_ certificate: Certificate, _ parsed: inout ParsedExtensions) -> String? {
         let extensions = certificate.extensions
         if self.requireServerAuth {
             guard let ekuExtension = extensions[oid: .X509ExtensionID.extendedKeyUsage] else {
                 return "no extended key usage (serverAuth is required)"
             }
             if ekuExtension.critical { return "extended key usage must not be critical in a server certificate" }
-            guard let eku = try? extensions.extendedKeyUsage, eku.contains(.serverAuth) else {
+            guard let eku = try? parsed.extendedKeyUsage.get(), eku.contains(.serverAuth) else {
                 return "extended key usage does not include serverAuth"
             }
             if eku.contains(.any) {
                 return "anyExtendedKeyUsage is forbidden in a server certificate (CA/Browser Forum 7.1.2.7.10)"
             }
         }
-        if let failure = Self.checkParsableExtensions(certificate) { return failure }
-        if case .isCertificateAuthority = (try? extensions.basicConstraints) ?? .notCertificateAuthority {
+        if let failure = Self.checkParsableExtensions(&parsed) { return failure }
+        if case .isCertificateAuthority = (try? parsed.basicConstraints.get()) ?? .notCertificateAuthority {
             return "a CA certificate cannot be a server certificate"
         }
-        if let usage = try? extensions.keyUsage, usage.keyCertSign {
+        if let usage = try? parsed.keyUsage.get(), usage.keyCertSign {
             return "a server certificate must not have the keyCertSign key usage"
         }
         if extensions[oid: .X509ExtensionID.nameConstraints] != nil {
             return "a server certificate must not carry name constraints"
         }
-        guard let aki = try? extensions.authorityKeyIdentifier, aki.keyIdentifier != nil else {
+        guard let aki = try? parsed.authorityKeyIdentifier.get(), aki.keyIdentifier != nil else {
             return "missing authority key identifier"
         }
         return Self.checkSubjectAlternativeNameCriticality(certificate)
-            ?? Self.checkSubjectAlternativeNameSyntax(certificate)
+            ?? Self.checkSubjectAlternativeNameSyntax(&parsed)
     }
 
-    static func checkIntermediate(_ certificate: Certificate) -> String? {
-        let extensions = certificate.extensions
+    static func checkIntermediate(_ certificate: Certificate, _ parsed: inout ParsedExtensions) -> String? {
         if certificate.subject.isEmpty { return "a CA certificate must have a non-empty subject" }
-        guard let aki = try? extensions.authorityKeyIdentifier, aki.keyIdentifier != nil else {
+        guard let aki = try? parsed.authorityKeyIdentifier.get(), aki.keyIdentifier != nil else {
             return "missing authority key identifier"
         }
-        if (try? extensions.subjectKeyIdentifier) == nil { return "missing subject key identifier" }
-        if let eku = try? extensions.extendedKeyUsage, !eku.contains(.serverAuth) {
+        if (try? parsed.subjectKeyIdentifier.get()) == nil { return "missing subject key identifier" }
+        if let eku = try? parsed.extendedKeyUsage.get(), !eku.contains(.serverAuth) {
             return "extended key usage does not allow serverAuth"
         }
-        if let failure = Self.checkParsableExtensions(certificate) ?? Self.checkCertificateSigning(certificate) {
+        if let failure = Self.checkParsableExtensions(&parsed) ?? Self.checkCertificateSigning(&parsed) {
             return failure
         }
         return Self.checkConstraintsCriticality(certificate) ?? Self.checkSubjectAlternativeNameCriticality(certificate)
     }
 
-    static func checkAnchor(_ certificate: Certificate, enforcesRootProfile: Bool) -> String? {
+    static func checkAnchor(
+        _ certificate: Certificate,
+        _ parsed: inout ParsedExtensions,
+        enforcesRootProfile: Bool
+    ) -> String? {
         let extensions = certificate.extensions
         if certificate.subject.isEmpty { return "a CA certificate must have a non-empty subject" }
-        if (try? extensions.subjectKeyIdentifier) == nil { return "missing subject key identifier" }
+        if (try? parsed.subjectKeyIdentifier.get()) == nil { return "missing subject key identifier" }
         if let basic = extensions[oid: .X509ExtensionID.basicConstraints], !basic.critical {
             return "basic constraints of a CA must be critical"
         }
-        if let failure = Self.checkCertificateSigning(certificate) { return failure }
-        if certificate.issuer != certificate.subject, (try? extensions.authorityKeyIdentifier) == nil {
+        if let failure = Self.checkCertificateSigning(&parsed) { return failure }
+        if certificate.issuer != certificate.subject, (try? parsed.authorityKeyIdentifier.get()) == nil {
             return "a cross-signed root must carry an authority key identifier"
         }
-        if let aki = try? extensions.authorityKeyIdentifier {
+        if let aki = try? parsed.authorityKeyIdentifier.get() {
             if aki.authorityCertIssuer != nil || aki.authorityCertSerialNumber != nil {
                 return "authority key identifier of a root must hold only a key identifier"
             }
             guard let keyID = aki.keyIdentifier else {
                 return "authority key identifier without a key identifier"
             }
-            if let ski = try? extensions.subjectKeyIdentifier, ski.keyIdentifier != keyID,
+            if let ski = try? parsed.subjectKeyIdentifier.get(), ski.keyIdentifier != keyID,
                 certificate.issuer == certificate.subject
             {
                 return "self-signed root's authority key identifier differs from its subject key identifier"
             }
         }
         if extensions[oid: .X509ExtensionID.extendedKeyUsage] != nil {
-            guard let eku = try? extensions.extendedKeyUsage, eku.contains(.serverAuth) || eku.contains(.any) else {
+            guard let eku = try? parsed.extendedKeyUsage.get(), eku.contains(.serverAuth) || eku.contains(.any) else {
                 return "the root's extended key usage does not allow serverAuth"
             }
             if enforcesRootProfile {
@@ -164,27 +168,26 @@ struct WebPKIPolicy: VerifierPolicy {
     }
 
     /// A CA whose key usage is present must be allowed to sign certificates (RFC 5280 4.2.1.3).
-    static func checkCertificateSigning(_ certificate: Certificate) -> String? {
-        if let usage = try? certificate.extensions.keyUsage, !usage.keyCertSign {
+    static func checkCertificateSigning(_ parsed: inout ParsedExtensions) -> String? {
+        if let usage = try? parsed.keyUsage.get(), !usage.keyCertSign {
             return "a CA's key usage must include keyCertSign"
         }
         return nil
     }
 
     /// Extensions whose contents Bulwark reads must parse; an authority information access must not be empty.
-    static func checkParsableExtensions(_ certificate: Certificate) -> String? {
-        let extensions = certificate.extensions
+    static func checkParsableExtensions(_ parsed: inout ParsedExtensions) -> String? {
         do {
-            if let access = try extensions.authorityInformationAccess, access.isEmpty {
+            if let access = try parsed.authorityInformationAccess.get(), access.isEmpty {
                 return "authority information access holds no access description"
             }
-            _ = try extensions.keyUsage
-            _ = try extensions.basicConstraints
-            _ = try extensions.extendedKeyUsage
-            _ = try extensions.subjectKeyIdentifier
-            _ = try extensions.authorityKeyIdentifier
-            _ = try extensions.nameConstraints
-            _ = try extensions.subjectAlternativeNames
+            _ = try parsed.keyUsage.get()
+            _ = try parsed.basicConstraints.get()
+            _ = try parsed.extendedKeyUsage.get()
+            _ = try parsed.subjectKeyIdentifier.get()
+            _ = try parsed.authorityKeyIdentifier.get()
+            _ = try parsed.nameConstraints.get()
+            _ = try parsed.subjectAlternativeNames.get()
         } catch {
             return "malformed extension: \(error)"
         }
@@ -192,8 +195,8 @@ struct WebPKIPolicy: VerifierPolicy {
     }
 
     /// DNS names in the SAN must use the preferred name syntax (letters, digits, hyphens; a leading `*.`).
-    static func checkSubjectAlternativeNameSyntax(_ certificate: Certificate) -> String? {
-        guard let names = try? certificate.extensions.subjectAlternativeNames else { return nil }
+    static func checkSubjectAlternativeNameSyntax(_ parsed: inout ParsedExtensions) -> String? {
+        guard let names = try? parsed.subjectAlternativeNames.get() else { return nil }
         for case .dnsName(let name) in names {
             var labels = name.split(separator: ".", omittingEmptySubsequences: false)
             if labels.first == "*" { labels.removeFirst() }

@@ -30,7 +30,7 @@ enum ChainEvaluation {
     }
 
     static func refusal(host: String, reasons: [TrustFailureReason], presented: [Certificate]) -> TrustRefusal {
-        TrustRefusal(host: host, reasons: reasons, presentedChain: presented.prefix(16).map(CertificateSummary.init))
+        TrustRefusal(host: host, reasons: reasons, presentedCertificates: Array(presented.prefix(16)))
     }
 
     static func refused(_ reason: TrustFailureReason, host: String, presented: [Certificate]) -> TrustDecision {

@@ -60,7 +60,7 @@ public struct PinnedCertificatesTrustEvaluator: ServerTrustEvaluating {
         case .success(let verified):
             let matches = verified.lazy.map { ($0, Pin.certificate(of: $0)) }
             if let (pinned, pin) = matches.first(where: { self.pins.contains($0.1) }) {
-                let notice = TrustNotice.pinMatched(host: host, pin: pin, subject: String(describing: pinned.subject))
+                let notice = TrustNotice.pinMatched(host: host, pin: pin, subject: pinned.subject)
                 return .trusted(TrustedChain(host: host, certificates: verified, notices: [notice]))
             }
             let mismatch = PinMismatch(

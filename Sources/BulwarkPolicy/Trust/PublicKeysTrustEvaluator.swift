@@ -68,7 +68,7 @@ public struct PublicKeysTrustEvaluator: ServerTrustEvaluating {
             if let (pinned, pin) = verified.lazy.compactMap({ certificate in
                 self.matchingPin(for: certificate).map { (certificate, $0) }
             }).first {
-                let notice = TrustNotice.pinMatched(host: host, pin: pin, subject: String(describing: pinned.subject))
+                let notice = TrustNotice.pinMatched(host: host, pin: pin, subject: pinned.subject)
                 return .trusted(TrustedChain(host: host, certificates: verified, notices: [notice]))
             }
             return await self.mismatch(chain, verified: verified, host: host, at: time)

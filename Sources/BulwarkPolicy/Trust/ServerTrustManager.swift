@@ -18,6 +18,13 @@ public struct ServerTrustManager: Sendable {
     /// The evaluator for hosts matching no pattern when `allHostsMustBeEvaluated` is `false`.
     public let defaultEvaluator: any ServerTrustEvaluating
     private let matcher: HostMatcher<any ServerTrustEvaluating>
+    /// Tells managers apart (copies share it): part of a ``TrustDecisionCache`` key.
+    private let token = Token()
+
+    private final class Token: Sendable {}
+
+    /// The same for a manager and its copies, different for any other manager.
+    var identity: ObjectIdentifier { ObjectIdentifier(self.token) }
 
     /// Creates a manager from host patterns (see ``HostPattern``) and their evaluators.
     ///

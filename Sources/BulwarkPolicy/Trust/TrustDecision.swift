@@ -46,8 +46,10 @@ public struct TrustedChain: Sendable {
 
 /// Something noteworthy about a trusted chain.
 public enum TrustNotice: Hashable, Sendable, CustomStringConvertible {
-    /// A configured pin was found on the verified chain.
-    case pinMatched(host: String, pin: Pin, subject: String)
+    /// A configured pin was found on the verified chain, in the certificate with this subject. (The subject is
+    /// kept as a name and only formatted when the notice is described: this notice is made in every pinned
+    /// handshake, and formatting a name costs more than matching the pin.)
+    case pinMatched(host: String, pin: Pin, subject: DistinguishedName)
     /// A report-only pin set did not match; the connection was allowed.
     case reportOnlyPinViolation(PinMismatch)
     /// The host's pin set has expired and was not enforced.
@@ -90,12 +92,37 @@ public struct TrustRefusal: Error, Sendable, CustomStringConvertible {
     public var reasons: [TrustFailureReason]
     /// The chain the server presented, leaf first (it may contain certificates that are not part of any
     /// verified path).
-    public var presentedChain: [CertificateSummary]
+    ///
+    /// Summarized when read, not when the chain is refused: a summary formats two names and hashes the whole
+    /// certificate, and most refusals are only counted or logged by their reason.
+    public var presentedChain: [CertificateSummary] {
+        get {
+            switch self.presented {
+            case .summaries(let summaries): return summaries
+            case .certificates(let certificates): return certificates.map(CertificateSummary.init)
+            }
+        }
+        set { self.presented = .summaries(newValue) }
+    }
+
+    private enum Presented: Sendable {
+        case summaries([CertificateSummary])
+        case certificates([Certificate])
+    }
+
+    private var presented: Presented
 
     public init(host: String, reasons: [TrustFailureReason], presentedChain: [CertificateSummary]) {
         self.host = host
         self.reasons = reasons
-        self.presentedChain = presentedChain
+        self.presented = .summaries(presentedChain)
+    }
+
+    /// A refusal whose presented chain is summarized only when read.
+    init(host: String, reasons: [TrustFailureReason], presentedCertificates: [Certificate]) {
+        self.host = host
+        self.reasons = reasons
+        self.presented = .certificates(presentedCertificates)
     }
 
     /// A bounded label of the first reason, for metrics.
@@ -108,9 +135,11 @@ public struct TrustRefusal: Error, Sendable, CustomStringConvertible {
         for reason in self.reasons {
             lines.append(contentsOf: String(describing: reason).split(separator: "\n").map { "  " + $0 })
         }
-        if !self.presentedChain.isEmpty, !self.reasons.contains(where: \.showsChain) {
+        if !self.reasons.contains(where: \.showsChain), case let presentedChain = self.presentedChain,
+            !presentedChain.isEmpty
+        {
             lines.append("  Presented chain:")
-            for entry in self.presentedChain {
+            for entry in presentedChain {
                 lines.append("    \(entry.pinLine)")
             }
         }

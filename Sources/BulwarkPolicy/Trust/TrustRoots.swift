@@ -9,6 +9,18 @@ public struct TrustRoots: Sendable, Hashable {
     }
 
     private let storage: Storage
+    /// Built once: every evaluation needs it, and building it hashes every anchor's subject.
+    let certificateStore: CertificateStore
+
+    private init(storage: Storage) {
+        self.storage = storage
+        switch storage {
+        case .system: self.certificateStore = CertificateStore.systemTrustRoots
+        case .custom(let certificates): self.certificateStore = CertificateStore(certificates)
+        case .systemAnd(let certificates):
+            self.certificateStore = CertificateStore.systemTrustRoots.appending(contentsOf: certificates)
+        }
+    }
 
     /// The system trust store (on Linux, the distribution's CA bundle).
     public static let system = TrustRoots(storage: .system)
@@ -21,14 +33,6 @@ public struct TrustRoots: Sendable, Hashable {
     /// The system trust store plus the given certificates.
     public static func systemAnd(_ certificates: [Certificate]) -> TrustRoots {
         TrustRoots(storage: .systemAnd(certificates))
-    }
-
-    var certificateStore: CertificateStore {
-        switch self.storage {
-        case .system: return CertificateStore.systemTrustRoots
-        case .custom(let certificates): return CertificateStore(certificates)
-        case .systemAnd(let certificates): return CertificateStore.systemTrustRoots.appending(contentsOf: certificates)
-        }
     }
 
     /// The certificates given explicitly (not those of the system store).

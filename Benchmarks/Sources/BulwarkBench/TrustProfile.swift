@@ -1,0 +1,86 @@
+import Bulwark
+import BulwarkTestSupport
+import Foundation
+import NIOSSL
+import X509
+
+/// `--profile-trust KIND --iterations N`: runs one piece of the handshake's trust path N times with no server and
+/// no other work, for `perf record`, and prints the time per iteration (the minimum over 5 batches of N, after a
+/// warm-up batch: the machine is shared, and the minimum is the least disturbed figure).
+///
+/// Kinds (`all` runs each in turn, batch by batch, in one process):
+/// - `signatures`: the two ECDSA signature checks of the chain alone, with swift-crypto, as a yardstick;
+/// - `convert`: the presented chain (as NIOSSL hands it to the callback) to swift-certificates `Certificate`s;
+/// - `evaluate`, `evaluate-pinned`: `ServerTrustManager.evaluate` on the presented chain;
+/// - `callback`, `callback-pinned`: both, as the TLS callback does.
+enum TrustProfile {
+    static func run(kind: String, iterations: Int) async throws {
+        let chain = try TestChain.make(host: "localhost")
+        let root = chain.root.certificate
+        let presented = chain.presentedChain
+        let nioCertificates = try presented.map { try NIOSSLCertificate(bytes: $0.derBytes, format: .der) }
+        let pinnedEvaluator = PublicKeysTrustEvaluator(
+            pinSet: try PinSet([Pin.publicKey(of: chain.intermediate!.certificate), Pin.publicKey(of: root)]),
+            roots: .custom([root])
+        )
+        let manager = try ServerTrustManager(evaluators: ["localhost": DefaultTrustEvaluator(roots: .custom([root]))])
+        let pinnedManager = try ServerTrustManager(evaluators: ["localhost": pinnedEvaluator])
+        // `all`: every kind, interleaved batch by batch in this one process, so that their ratios hold even when
+        // the machine's speed drifts (it does on this shared VM, by up to 40%).
+        let kinds =
+            kind == "all"
+            ? ["signatures", "convert", "evaluate", "evaluate-pinned", "callback", "callback-pinned"] : [kind]
+        let managers = [false: manager, true: pinnedManager]
+        var sink = 0
+        var best = [String: Double]()
+        for batch in 0..<6 {
+            for kind in kinds {
+                let start = nowNanos()
+                sink &+= try await Self.batch(kind, iterations, nioCertificates, presented, root, managers)
+                let perIteration = Double(nowNanos() - start) / Double(max(iterations, 1)) / 1000
+                if batch > 0 { best[kind] = min(best[kind] ?? .infinity, perIteration) }
+            }
+        }
+        blackHole(sink)
+        for kind in kinds {
+            let perIteration = format(best[kind]!, digits: 1)
+            log("profile-trust \(kind): \(perIteration) µs per iteration (best of 5 × \(iterations))")
+        }
+    }
+
+    private static func batch(
+        _ kind: String,
+        _ iterations: Int,
+        _ nioCertificates: [NIOSSLCertificate],
+        _ presented: [Certificate],
+        _ root: Certificate,
+        _ managers: [Bool: ServerTrustManager]
+    ) async throws -> Int {
+        var sink = 0
+        let manager = managers[kind.hasSuffix("-pinned")]!
+        switch kind {
+        case "signatures":
+            // The two signature checks any verifier must make (leaf by intermediate, intermediate by root).
+            for _ in 0..<iterations {
+                sink &+= presented[1].publicKey.isValidSignature(presented[0].signature, for: presented[0]) ? 1 : 0
+                sink &+= root.publicKey.isValidSignature(presented[1].signature, for: presented[1]) ? 1 : 0
+            }
+        case "convert":
+            for _ in 0..<iterations {
+                sink &+= try nioCertificates.map { try Certificate(derEncoded: try $0.toDERBytes()) }.count
+            }
+        case "evaluate", "evaluate-pinned":
+            for _ in 0..<iterations {
+                sink &+= await manager.evaluate(presented, forHost: "localhost").isTrusted ? 1 : 0
+            }
+        case "callback", "callback-pinned":
+            for _ in 0..<iterations {
+                let converted = try nioCertificates.map { try Certificate(derEncoded: try $0.toDERBytes()) }
+                sink &+= await manager.evaluate(converted, forHost: "localhost").isTrusted ? 1 : 0
+            }
+        default:
+            throw BenchError("--profile-trust: unknown kind \(kind)")
+        }
+        return sink
+    }
+}

@@ -1,0 +1,186 @@
+import Crypto
+import Foundation
+import X509
+
+/// Remembers *trusted* decisions for a short time, so that a new connection to a server that presents the same
+/// chain as a moment ago skips path building and signature checks, as Chrome's certificate verifier cache does.
+///
+/// What makes a hit safe:
+/// - **The key is exact.** It is the host, the SHA-256 of the whole presented chain (every certificate's DER, in
+///   order, each with its length) and the trust manager that chose the evaluator. A different certificate, an
+///   extra or missing intermediate, another host or another policy is a miss and gets a full evaluation.
+/// - **Only trusted decisions are stored.** A refusal is evaluated again on every handshake, so a refusal is never
+///   served from memory and a server cannot make a refusal stick either.
+/// - **Entries are short-lived.** An entry expires after ``Options/timeToLive`` (five minutes by default) and never
+///   outlives the earliest `notValidAfter` of the verified chain. An entry created in the future (the clock went
+///   back) is dropped.
+/// - **It is bounded.** At most ``Options/capacity`` entries; the least recently used one is evicted first.
+///
+/// What a hit gives up: anything that could turn a trusted chain into a refused one without the chain changing is
+/// noticed only when the entry expires. For Bulwark's own evaluators that is only the passing of time, which the
+/// expiry above covers (a pin set reaching its expiration date stops enforcing pins, which never turns a trusted
+/// chain into a refused one).
+///
+/// > Warning: An evaluator that consults outside state (revocation, a system trust store that changes while the
+/// > process runs) is asked again only when an entry expires: keep ``Options/timeToLive`` short, or turn the cache
+/// > off, when that delay matters.
+///
+/// A manager's evaluators cannot change after it is created, and each manager (with its copies) has its own
+/// identity in the key, so one cache can serve several managers.
+///
+/// `BulwarkClient` keeps one per client (`Configuration.trustDecisionCache`, on by default) and still reports a
+/// security event for every handshake, with the detail `cached` set to `true` on a hit.
+public final class TrustDecisionCache: @unchecked Sendable {
+    /// Limits of a ``TrustDecisionCache``.
+    public struct Options: Sendable, Hashable {
+        /// How long a trusted decision is reused, at most; a value of zero or less stores nothing.
+        public var timeToLive: TimeInterval
+        /// The most decisions kept; zero or less stores nothing.
+        public var capacity: Int
+
+        /// Five minutes, 256 decisions.
+        public init(timeToLive: TimeInterval = 300, capacity: Int = 256) {
+            self.timeToLive = timeToLive
+            self.capacity = capacity
+        }
+    }
+
+    /// What a decision is stored under: host, presented chain and the manager that chose the evaluator.
+    public struct Key: Hashable, Sendable {
+        /// The host the chain was evaluated for, as given to the manager.
+        public let host: String
+        /// SHA-256 over the presented chain (see ``TrustDecisionCache/digest(ofPresentedChain:)``).
+        public let chainDigest: [UInt8]
+        let manager: ObjectIdentifier
+    }
+
+    /// A stored decision.
+    public struct Hit: Sendable {
+        /// The presented chain, parsed, leaf first.
+        public let presented: [Certificate]
+        /// The trusted decision, with its notices.
+        public let chain: TrustedChain
+    }
+
+    private struct Entry {
+        var hit: Hit
+        var storedAt: Date
+        var expiresAt: Date
+        var lastUse: UInt64
+    }
+
+    public let options: Options
+    private let now: @Sendable () -> Date
+    private let lock = NSLock()
+    private var entries: [Key: Entry] = [:]
+    private var tick: UInt64 = 0
+
+    /// - Parameters:
+    ///   - options: Lifetime and size limits.
+    ///   - now: The clock; tests inject their own.
+    public init(options: Options = Options(), now: @escaping @Sendable () -> Date = { Date() }) {
+        self.options = options
+        self.now = now
+    }
+
+    /// The number of stored decisions (including any that expired but were not looked up since).
+    public var count: Int {
+        self.lock.withLock { self.entries.count }
+    }
+
+    /// SHA-256 over the DER certificates of a presented chain, in order, each preceded by its length (so that no
+    /// two different chains share an input).
+    public static func digest(ofPresentedChain chain: [[UInt8]]) -> [UInt8] {
+        var hasher = SHA256()
+        for der in chain {
+            var length = UInt32(truncatingIfNeeded: der.count).bigEndian
+            withUnsafeBytes(of: &length) { hasher.update(bufferPointer: $0) }
+            der.withUnsafeBytes { hasher.update(bufferPointer: $0) }
+        }
+        return Array(hasher.finalize())
+    }
+
+    /// The key for `host`, a presented chain given as DER and the manager that evaluates it.
+    public func key(host: String, presentedChain der: [[UInt8]], manager: ServerTrustManager) -> Key {
+        Key(host: host, chainDigest: Self.digest(ofPresentedChain: der), manager: manager.identity)
+    }
+
+    /// The stored trusted decision for `key`, if there is one that has not expired.
+    public func cachedDecision(for key: Key) -> Hit? {
+        let now = self.now()
+        return self.lock.withLock {
+            guard var entry = self.entries[key] else { return nil }
+            guard now < entry.expiresAt, now >= entry.storedAt else {
+                self.entries[key] = nil
+                return nil
+            }
+            self.tick += 1
+            entry.lastUse = self.tick
+            self.entries[key] = entry
+            return entry.hit
+        }
+    }
+
+    /// Stores `decision` under `key` if it is trusted; a refusal is never stored.
+    public func store(_ decision: TrustDecision, presented: [Certificate], for key: Key) {
+        guard case .trusted(let chain) = decision, self.options.capacity > 0, self.options.timeToLive > 0 else {
+            return
+        }
+        let now = self.now()
+        var expiresAt = now.addingTimeInterval(self.options.timeToLive)
+        for certificate in chain.certificates where certificate.notValidAfter < expiresAt {
+            expiresAt = certificate.notValidAfter
+        }
+        guard expiresAt > now else { return }
+        self.lock.withLock {
+            if self.entries[key] == nil, self.entries.count >= self.options.capacity {
+                self.evictLeastRecentlyUsed()
+            }
+            self.tick += 1
+            self.entries[key] = Entry(
+                hit: Hit(presented: presented, chain: chain),
+                storedAt: now,
+                expiresAt: expiresAt,
+                lastUse: self.tick
+            )
+        }
+    }
+
+    /// Forgets every decision.
+    public func removeAll() {
+        self.lock.withLock { self.entries.removeAll() }
+    }
+
+    /// Evaluates `chain` for `host` with `manager`, or returns the stored decision. `cached` tells which.
+    public func evaluate(
+        _ chain: [Certificate],
+        forHost host: String,
+        with manager: ServerTrustManager
+    ) async -> (decision: TrustDecision, cached: Bool) {
+        let key = self.key(host: host, presentedChain: chain.map(\.derBytes), manager: manager)
+        if let hit = self.cachedDecision(for: key) {
+            return (.trusted(hit.chain), true)
+        }
+        let decision = await manager.evaluate(chain, forHost: host, at: self.now())
+        self.store(decision, presented: chain, for: key)
+        return (decision, false)
+    }
+
+    /// Called with the lock held. Linear in the capacity, and only when a new decision is stored into a full cache.
+    private func evictLeastRecentlyUsed() {
+        let now = self.now()
+        var victim: Key?
+        var oldest = UInt64.max
+        for (key, entry) in self.entries {
+            if now >= entry.expiresAt || now < entry.storedAt {
+                victim = key
+                break
+            }
+            if entry.lastUse < oldest {
+                oldest = entry.lastUse
+                victim = key
+            }
+        }
+        if let victim { self.entries[victim] = nil }
+    }
+}
