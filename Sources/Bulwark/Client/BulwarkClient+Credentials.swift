@@ -28,7 +28,8 @@ extension BulwarkClient {
     ///   when their response ends; requests still running on such an HTTP/2 connection fail. Connections that never
     ///   carried one stay open.
     ///
-    /// Bulwark keeps no response cache and no TLS session cache, so there is nothing else to clear. A request
+    /// Bulwark keeps no response cache and no TLS session cache, so there is nothing else to clear (the trust-decision
+    /// cache holds verdicts about servers' certificate chains, nothing of the session, and stays). A request
     /// whose credentials were attached before the call still completes with them; every request started after it
     /// carries none, and goes over a new connection if its origin's connections carried credentials.
     ///
