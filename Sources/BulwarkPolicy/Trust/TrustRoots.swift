@@ -9,16 +9,26 @@ public struct TrustRoots: Sendable, Hashable {
     }
 
     private let storage: Storage
-    /// Built once: every evaluation needs it, and building it hashes every anchor's subject.
-    let certificateStore: CertificateStore
+    /// The store of `.custom` roots, built once: every evaluation needs it, and building it hashes every anchor's
+    /// subject. (The system store is not touched here: reading `CertificateStore.systemTrustRoots` starts loading
+    /// the system bundle, which only an evaluation against the system roots should do.)
+    private let customStore: CertificateStore?
 
     private init(storage: Storage) {
         self.storage = storage
-        switch storage {
-        case .system: self.certificateStore = CertificateStore.systemTrustRoots
-        case .custom(let certificates): self.certificateStore = CertificateStore(certificates)
-        case .systemAnd(let certificates):
-            self.certificateStore = CertificateStore.systemTrustRoots.appending(contentsOf: certificates)
+        if case .custom(let certificates) = storage {
+            self.customStore = CertificateStore(certificates)
+        } else {
+            self.customStore = nil
+        }
+    }
+
+    var certificateStore: CertificateStore {
+        if let customStore = self.customStore { return customStore }
+        switch self.storage {
+        case .system: return CertificateStore.systemTrustRoots
+        case .custom(let certificates): return CertificateStore(certificates)
+        case .systemAnd(let certificates): return CertificateStore.systemTrustRoots.appending(contentsOf: certificates)
         }
     }
 
