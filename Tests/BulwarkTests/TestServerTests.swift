@@ -201,9 +201,9 @@ struct TestServerTests {
     }
 
     @Test func idleConnectionsAreClosed() async throws {
-        // `--rate 2/s` starts the transfers 500 ms apart: the connection idles well past the 100 ms limit, so curl
-        // must reconnect.
-        let options = ["--http1.1", "--rate", "2/s"]
+        // `--rate 1/s` starts the transfers a second apart: the connection idles well past the 100 ms limit, so curl
+        // must reconnect. (At 2/s a first transfer slowed past 500 ms by a loaded machine left no idle gap at all.)
+        let options = ["--http1.1", "--rate", "1/s"]
         let (idle, idleChain) = try await Self.startServer(behavior: .closeIdleConnectionsAfter(milliseconds: 100))
         let reconnected = try await Self.curl(idle, idleChain.root, options, paths: ["/hello", "/hello"])
         #expect(reconnected.stdoutText == "hellohello", "\(reconnected.stderr)")
