@@ -353,7 +353,6 @@ struct CredentialClientTests {
         let handler = InMemoryLogHandler()
         let logger = Logger(label: "bulwark.test") { _ in handler }
         let recording = RecordingEventMonitor()
-        let failing = TokenProvider([])
         var texts: [String] = []
         try await TwoOrigins.with(configure: { configuration, portA, portB in
             configuration.eventMonitor = CompositeEventMonitor([recording, LoggingEventMonitor(logger: logger)])
@@ -370,7 +369,6 @@ struct CredentialClientTests {
             store.add(nil, scope: try .under("https://\(Self.b):\(portB)/fail/"), refresh: { _ in
                 throw ProviderFailure(message: secrets[3])
             })
-            _ = failing
             configuration.credentials = store
             configuration.cookies = CookieJar()
         }) { origins in

@@ -69,6 +69,11 @@ extension BulwarkClient {
         return self.fixedSensitiveHeaderNames.union(store.credentialHeaderNames)
     }
 
+    /// Whether `headers` hold one of `names` (lower-case), compared without allocating.
+    static func carriesAny(of names: Set<String>, _ headers: HTTPHeaders) -> Bool {
+        names.contains { headers.contains(name: $0) }
+    }
+
     /// Sends one request or redirect hop: admits it, attaches the store's in-scope credentials and the jar's
     /// cookies, sends it, stores the response's cookies, and after a 401 to a request that carried store
     /// credentials asks their providers for new ones and sends it once more.
@@ -85,8 +90,7 @@ extension BulwarkClient {
         let store = self.configuration.credentials
         let jar = self.configuration.cookies
         guard store != nil || jar != nil else {
-            let sensitive = self.fixedSensitiveHeaderNames
-            let carries = request.headers.contains { sensitive.contains($0.name.lowercased()) }
+            let carries = Self.carriesAny(of: self.fixedSensitiveHeaderNames, request.headers)
             let response = try await self.executeOnce(
                 request,
                 target: target,
@@ -119,8 +123,7 @@ extension BulwarkClient {
                     outgoing.headers.add(name: "Cookie", value: cookies)
                 }
             }
-            let sensitive = self.sensitiveHeaderNames
-            let carries = outgoing.headers.contains { sensitive.contains($0.name.lowercased()) }
+            let carries = Self.carriesAny(of: self.sensitiveHeaderNames, outgoing.headers)
             let response = try await self.executeOnce(
                 outgoing,
                 target: target,

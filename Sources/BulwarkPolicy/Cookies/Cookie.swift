@@ -7,7 +7,7 @@ import Foundation
 public struct Cookie: Sendable, CustomStringConvertible, CustomReflectable {
     /// `SameSite` as the server sent it. Bulwark is not a browser: it has no cross-site requests, so the attribute is
     /// kept for inspection only.
-    public enum SameSite: String, Sendable {
+    public enum SameSite: String, Sendable, CaseIterable {
         case strict = "Strict"
         case lax = "Lax"
         case none = "None"

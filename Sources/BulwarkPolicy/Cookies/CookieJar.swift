@@ -220,7 +220,7 @@ public final class CookieJar: @unchecked Sendable, CustomStringConvertible, Cust
                 path: path,
                 isSecure: parsed.secure,
                 isHTTPOnly: parsed.httpOnly,
-                sameSite: parsed.sameSite.flatMap { Cookie.SameSite(rawValue: $0.rawValue) },
+                sameSite: parsed.sameSite,
                 expiresAt: expiresAt,
                 createdAt: old?.cookie.createdAt ?? now
             )

@@ -5,12 +5,6 @@ import Foundation
 ///
 /// The value goes straight into a ``SecretBox``; nothing here prints it.
 struct SetCookie {
-    enum SameSite: String, Sendable {
-        case strict = "Strict"
-        case lax = "Lax"
-        case none = "None"
-    }
-
     var name: String
     var value: SecretBox
     var expires: Date?
@@ -22,7 +16,7 @@ struct SetCookie {
     var path: String?
     var secure = false
     var httpOnly = false
-    var sameSite: SameSite?
+    var sameSite: Cookie.SameSite?
 
     /// The largest name plus value, and the largest attribute value, RFC 6265bis lets a jar keep.
     static let maximumNameValueSize = 4096
@@ -94,7 +88,7 @@ struct SetCookie {
         case "httponly":
             self.httpOnly = true
         case "samesite":
-            self.sameSite = SameSite.allCases.first { $0.rawValue.lowercased() == value.lowercased() }
+            self.sameSite = Cookie.SameSite.allCases.first { $0.rawValue.lowercased() == value.lowercased() }
         default:
             break
         }
@@ -108,5 +102,3 @@ struct SetCookie {
         return bytes[first...last]
     }
 }
-
-extension SetCookie.SameSite: CaseIterable {}

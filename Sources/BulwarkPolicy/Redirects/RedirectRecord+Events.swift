@@ -28,7 +28,7 @@ extension RedirectRecord {
                 )
             ]
         case .follow(let follow):
-            let to = RedirectURL(follow.url)?.redacted ?? RedirectLocation.redacted(follow.url.absoluteString)
+            let to = RedirectURL.redactedText(of: follow.url)
             let details = ["from": from, "to": to, "status": String(self.status), "method": follow.method]
             var events: [SecurityEvent] = []
             if follow.isDowngrade {

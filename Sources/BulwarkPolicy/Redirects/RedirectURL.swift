@@ -72,6 +72,12 @@ struct RedirectURL: Hashable, Sendable {
         self.withoutFragment + (self.fragment.map { "#" + $0 } ?? "")
     }
 
+    /// `url` as events and errors show it: the parsed form's ``redacted`` (scheme, host, port, path), or, for a
+    /// URL that does not parse as a redirect target, its text redacted by ``RedirectLocation/redacted(_:)``.
+    static func redactedText(of url: URL) -> String {
+        RedirectURL(url)?.redacted ?? RedirectLocation.redacted(url.absoluteString)
+    }
+
     /// Scheme, authority and path: no query, no fragment, no userinfo. Safe for logs and events.
     var redacted: String {
         "\(self.scheme)://\(self.authority)\(self.path)"

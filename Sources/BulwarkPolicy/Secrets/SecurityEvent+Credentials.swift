@@ -1,15 +1,10 @@
 import Foundation
 
 extension SecurityEvent {
-    /// A URL as events show it: scheme, host, port and path, without user information, query or fragment.
-    static func redacted(_ url: URL) -> String {
-        RedirectURL(url)?.redacted ?? RedirectLocation.redacted(url.absoluteString)
-    }
-
     /// The `request_refused_out_of_scope` event: a ``CredentialStore`` that refuses requests outside every scope
     /// refused one to `url`.
     public static func requestRefusedOutOfScope(url: URL, host: String, requestID: UInt64? = nil) -> SecurityEvent {
-        let target = Self.redacted(url)
+        let target = RedirectURL.redactedText(of: url)
         return SecurityEvent(
             kind: .requestRefusedOutOfScope,
             host: host,
@@ -25,8 +20,8 @@ extension SecurityEvent {
     public static func credentialsLeftBehind(headers: [String], from: URL, to: URL, requestID: UInt64? = nil)
         -> SecurityEvent
     {
-        let fromText = Self.redacted(from)
-        let toText = Self.redacted(to)
+        let fromText = RedirectURL.redactedText(of: from)
+        let toText = RedirectURL.redactedText(of: to)
         let list = headers.joined(separator: ", ")
         return SecurityEvent(
             kind: .credentialStripped,
@@ -43,8 +38,8 @@ extension SecurityEvent {
     public static func credentialsWithheldAfterScopeExit(from: URL, to: URL, requestID: UInt64? = nil)
         -> SecurityEvent
     {
-        let fromText = Self.redacted(from)
-        let toText = Self.redacted(to)
+        let fromText = RedirectURL.redactedText(of: from)
+        let toText = RedirectURL.redactedText(of: to)
         return SecurityEvent(
             kind: .credentialStripped,
             host: RedirectURL(to)?.host,
