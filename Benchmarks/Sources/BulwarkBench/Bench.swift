@@ -286,9 +286,12 @@ struct Bench {
             ("bulwark_rounds", .array(series.rates(label).map { .number($0.rounded()) })),
             ("ahc_rounds", .array(series.rates("ahc").map { .number($0.rounded()) })),
         ]
+        let cpuB = series.medianCPUPerRequest(label), cpuA = series.medianCPUPerRequest("ahc")
+        result.extra += [("bulwark_cpu_us_per_request", .number(cpuB)), ("ahc_cpu_us_per_request", .number(cpuA))]
         result.details = "p50 \(format(p50b, digits: 3)) / \(format(p50a, digits: 3)) ms, p99 \(format(p99b, digits: 3)) / "
             + "\(format(p99a, digits: 3)) ms (Bulwark / AHC); per-round ratio median "
-            + "\(format(series.medianRoundRatio(label, over: "ahc"), digits: 2))"
+            + "\(format(series.medianRoundRatio(label, over: "ahc"), digits: 2)); process CPU per request (client "
+            + "+ server) \(format(cpuB, digits: 0)) / \(format(cpuA, digits: 0)) µs"
         return result
     }
 

@@ -13,6 +13,13 @@ struct LegResult: Sendable {
     let handshakes: Int
     /// Requests the server received completely during the leg.
     let serverRequests: Int
+    /// CPU time (user + system) of the whole process during the leg: the client's and the server's, which serves
+    /// every client alike, so the difference between clients is the clients' own. Less sensitive to other load on
+    /// the machine than the rate, which also counts the time spent waiting for a core.
+    let cpuSeconds: Double
+
+    /// Process CPU per request, in microseconds.
+    var cpuMicrosecondsPerRequest: Double { self.cpuSeconds * 1e6 / Double(self.requests) }
 
     var rate: Double { Double(self.requests) / self.seconds }
     var p50Milliseconds: Double { Double(quantile(sorted: self.latencies, 0.50)) / 1e6 }
@@ -30,6 +37,7 @@ func runLeg(
     close: Bool
 ) async throws -> LegResult {
     server.resetRecording()
+    let cpuStart = processCPUSeconds()
     let start = nowNanos()
     let deadline = start + UInt64(seconds * 1e9)
     let perTask = try await withThrowingTaskGroup(of: [UInt64].self) { group in
@@ -54,6 +62,7 @@ func runLeg(
         return all
     }
     let elapsed = Double(nowNanos() - start) / 1e9
+    let cpu = processCPUSeconds() - cpuStart
     let latencies = perTask.flatMap { $0 }.sorted()
     guard !latencies.isEmpty else { throw BenchError("\(client.label): no request completed in \(seconds) s") }
     return LegResult(
@@ -62,8 +71,17 @@ func runLeg(
         latencies: latencies,
         connectionsAccepted: server.acceptedConnections,
         handshakes: server.completedHandshakes,
-        serverRequests: server.requests.count
+        serverRequests: server.requests.count,
+        cpuSeconds: cpu
     )
+}
+
+/// User + system CPU time this process has used, in seconds.
+func processCPUSeconds() -> Double {
+    var usage = rusage()
+    getrusage(RUSAGE_SELF.rawValue, &usage)
+    func seconds(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) / 1e6 }
+    return seconds(usage.ru_utime) + seconds(usage.ru_stime)
 }
 
 /// Per-client results of an alternating comparison, one entry per round.
@@ -74,6 +92,9 @@ struct RoundSeries: Sendable {
     func medianRate(_ label: String) -> Double { median(self.rates(label)) }
     func medianP50(_ label: String) -> Double { median((self.legs[label] ?? []).map(\.p50Milliseconds)) }
     func medianP99(_ label: String) -> Double { median((self.legs[label] ?? []).map(\.p99Milliseconds)) }
+    func medianCPUPerRequest(_ label: String) -> Double {
+        median((self.legs[label] ?? []).map(\.cpuMicrosecondsPerRequest))
+    }
     /// Median over rounds of (label's rate / reference's rate in the same round): robust against drift in load.
     func medianRoundRatio(_ label: String, over reference: String) -> Double {
         let a = self.rates(label)
@@ -104,6 +125,7 @@ func alternate(
                 "  \(name) round \(round + 1)/\(rounds) \(client.label): \(format(result.rate, digits: 0)) req/s, "
                     + "p50 \(format(result.p50Milliseconds, digits: 3)) ms, p99 \(format(result.p99Milliseconds, digits: 3)) ms, "
                     + "\(result.requests) requests, \(result.connectionsAccepted) new connections, "
+                    + "process CPU \(format(result.cpuMicrosecondsPerRequest, digits: 0)) µs/request, "
                     + "process RSS \(format(Double(procStatusKiB("VmRSS") ?? 0) / 1024, digits: 0)) MiB"
             )
         }

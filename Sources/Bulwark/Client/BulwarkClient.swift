@@ -192,17 +192,25 @@ public final class BulwarkClient: Sendable {
         credentialEpoch: Int?
     ) async throws -> BulwarkResponse {
         let key = ConnectionPool.Key(scheme: target.scheme, host: target.host, port: target.port)
-        var lease = try await self.pool.lease(key) { try await self.connector.connect(to: target) }
-        if let credentialEpoch { lease.connection.markCarriedCredentials(epoch: credentialEpoch) }
-        do {
-            return try await self.send(request, target: target, on: lease, key: key, deadline: deadline)
-        } catch let error as BulwarkError where error.code == .remoteConnectionClosed && lease.isReused
-            && (request.body?.isReplayable ?? true)
-        {
-            // The server closed an idle keep-alive connection as the request went out: one fresh attempt.
-            lease = try await self.pool.lease(key) { try await self.connector.connect(to: target) }
-            if let credentialEpoch { lease.connection.markCarriedCredentials(epoch: credentialEpoch) }
-            return try await self.send(request, target: target, on: lease, key: key, deadline: deadline)
+        var retried = false
+        while true {
+            let acquired = try await self.pool.acquire(key)
+            do {
+                return try await self.send(
+                    request,
+                    target: target,
+                    acquired: acquired,
+                    key: key,
+                    deadline: deadline,
+                    credentialEpoch: credentialEpoch
+                )
+            } catch let error as BulwarkError
+                where error.code == .remoteConnectionClosed && !retried && acquired.isReused
+                && (request.body?.isReplayable ?? true)
+            {
+                // The server closed an idle keep-alive connection as the request went out: one fresh attempt.
+                retried = true
+            }
         }
     }
 
@@ -249,30 +257,30 @@ public final class BulwarkClient: Sendable {
     /// The number of connections the pool holds open (idle or in use).
     public var openConnectionCount: Int { self.pool.openConnectionCount }
 
+    /// An exchange started on a connection: what the task awaits, and what cancellation fails.
+    private struct Started: Sendable {
+        var lease: ConnectionPool.Lease
+        var handler: NIOLoopBound<HTTPExchangeHandler>
+        var head: EventLoopFuture<(HTTPResponseHead, ResponseBodyProducer)>
+        var version: String
+    }
+
+    /// Sends `request` on the connection `acquired` names, or on a new one, and returns once the response head
+    /// arrived.
+    ///
+    /// The task waits once: the exchange starts in an event-loop callback, right after the handshake of a new
+    /// connection (or in one submitted task on a pooled one), and the task resumes with the response head. A
+    /// connection's readiness is never reported back to the task first, which would cost two thread wake-ups per
+    /// new connection (one to the task's executor, one back to the event loop).
     private func send(
         _ request: BulwarkRequest,
         target: RequestTarget,
-        on lease: ConnectionPool.Lease,
+        acquired: ConnectionPool.Acquired,
         key: ConnectionPool.Key,
-        deadline: NIODeadline?
+        deadline: NIODeadline?,
+        credentialEpoch: Int?
     ) async throws -> BulwarkResponse {
-        let channel: any Channel
-        let handler: NIOLoopBound<HTTPExchangeHandler>
-        let onComplete: @Sendable (Bool) -> Void
-        let version: String
-        switch lease.connection {
-        case .http1(let connection):
-            channel = connection.channel
-            handler = connection.handler
-            version = "http/1.1"
-            onComplete = { reusable in self.pool.release(connection, key: key, reusable: reusable) }
-        case .http2(let connection):
-            (channel, handler) = try await connection.openStream(sensitiveHeaderNames: self.sensitiveHeaderNames)
-            version = "h2"
-            onComplete = { _ in channel.close(promise: nil) }
-        }
         let head = self.makeHead(request, target: target)
-        let promise = channel.eventLoop.makePromise(of: (HTTPResponseHead, ResponseBodyProducer).self)
         let bodyBuffer: ByteBuffer?
         let streamProducer: (@Sendable (BulwarkRequest.BodyWriter) async throws -> Void)?
         switch request.body?.storage {
@@ -281,37 +289,79 @@ public final class BulwarkClient: Sendable {
         case .stream(_, let producer): (bodyBuffer, streamProducer) = (nil, producer)
         }
         let host = target.host
-        let exchangeDeadline = deadline
-        channel.eventLoop.execute {
-            let exchange = Exchange(
-                host: host,
-                headPromise: promise,
-                requestKeepAlive: head.isKeepAlive,
-                onComplete: onComplete
-            )
-            handler.value.start(
-                exchange,
-                head: head,
-                body: bodyBuffer,
-                endsRequest: streamProducer == nil,
-                deadline: exchangeDeadline
-            )
+        let pool = self.pool
+        let sensitiveHeaderNames = self.sensitiveHeaderNames
+        // On the connection's event loop.
+        let start: @Sendable (ConnectionPool.Lease) -> EventLoopFuture<Started> = { lease in
+            if let credentialEpoch { lease.connection.markCarriedCredentials(epoch: credentialEpoch) }
+            let begin = { (handler: NIOLoopBound<HTTPExchangeHandler>, onComplete: @escaping (Bool) -> Void) in
+                let promise = handler.eventLoop.makePromise(of: (HTTPResponseHead, ResponseBodyProducer).self)
+                let exchange = Exchange(
+                    host: host,
+                    headPromise: promise,
+                    requestKeepAlive: head.isKeepAlive,
+                    onComplete: onComplete
+                )
+                handler.value.start(
+                    exchange,
+                    head: head,
+                    body: bodyBuffer,
+                    endsRequest: streamProducer == nil,
+                    deadline: deadline
+                )
+                return promise.futureResult
+            }
+            switch lease.connection {
+            case .http1(let connection):
+                let response = begin(connection.handler) { reusable in
+                    pool.release(connection, key: key, reusable: reusable)
+                }
+                let started = Started(lease: lease, handler: connection.handler, head: response, version: "http/1.1")
+                return connection.channel.eventLoop.makeSucceededFuture(started)
+            case .http2(let connection):
+                return connection.openStream(sensitiveHeaderNames: sensitiveHeaderNames).map { stream, handler in
+                    let response = begin(handler) { _ in stream.close(promise: nil) }
+                    return Started(lease: lease, handler: handler, head: response, version: "h2")
+                }
+            }
+        }
+        let started: EventLoopFuture<Started>
+        switch acquired {
+        case .leased(let lease):
+            started = lease.connection.channel.eventLoop.flatSubmit { start(lease) }
+        case .connect:
+            let eventLoop = self.connector.eventLoopGroup.next()
+            started = self.connector.connect(to: target, on: eventLoop)
+                .flatMapErrorThrowing { error in
+                    pool.connectFailed(key)
+                    throw error
+                }
+                .flatMap { connection in start(pool.connected(connection, key: key)) }
         }
         return try await withTaskCancellationHandler {
+            let exchange: Started
+            let responseHead: HTTPResponseHead
+            let producer: ResponseBodyProducer
             if let streamProducer {
-                try await self.stream(streamProducer, through: handler, host: host)
+                exchange = try await started.get()
+                try await self.stream(streamProducer, through: exchange.handler, host: host)
+                (responseHead, producer) = try await exchange.head.get()
+            } else {
+                (exchange, (responseHead, producer)) = try await started.flatMap { exchange in
+                    exchange.head.map { (exchange, $0) }
+                }.get()
             }
-            let (responseHead, producer) = try await promise.futureResult.get()
             return BulwarkResponse(
                 url: request.url,
                 status: responseHead.status,
                 headers: responseHead.headers,
-                httpVersion: version,
-                serverTrust: target.isTLS ? lease.connection.trust : nil,
+                httpVersion: exchange.version,
+                serverTrust: target.isTLS ? exchange.lease.connection.trust : nil,
                 body: BulwarkResponse.Body(producer: producer, host: host)
             )
         } onCancel: {
-            handler.eventLoop.execute { handler.value.fail(BulwarkError(.cancelled, host: host)) }
+            // On the connection's event loop, once the exchange has started (at once if it has).
+            started.whenSuccess { $0.handler.value.fail(BulwarkError(.cancelled, host: host)) }
         }
     }
 

@@ -61,9 +61,27 @@ final class ConnectionPool: Sendable {
         self.options = options
     }
 
-    /// A connection for `key`: an idle or HTTP/2 one when there is one, a new one from `connect` while under the
+    /// What ``acquire(_:)`` gives a request.
+    enum Acquired: Sendable {
+        /// A connection to use now: an idle or HTTP/2 one, or one released to this request.
+        case leased(Lease)
+        /// A slot for a new connection: open one, then hand it to ``connected(_:key:)``, or call
+        /// ``connectFailed(_:)`` if it cannot be opened. One of the two must follow.
+        case connect
+
+        /// Whether this is a connection that served a request before.
+        var isReused: Bool {
+            if case .leased(let lease) = self { return lease.isReused }
+            return false
+        }
+    }
+
+    /// A connection for `key`: an idle or HTTP/2 one when there is one, a slot for a new one while under the
     /// per-host limit, or the next one released.
-    func lease(_ key: Key, connect: @Sendable () async throws -> PooledConnection) async throws -> Lease {
+    ///
+    /// The pool does not open connections itself, so that the caller can go on from the new connection's event
+    /// loop (start its request there) without a hop back to its task.
+    func acquire(_ key: Key) async throws -> Acquired {
         while true {
             enum Action {
                 case use(Lease, Scheduled<Void>?)
@@ -95,9 +113,9 @@ final class ConnectionPool: Sendable {
             switch action {
             case .use(let lease, let timer):
                 timer?.cancel()
-                return lease
+                return .leased(lease)
             case .connect:
-                return try await self.connectNew(key, connect: connect)
+                return .connect
             case .wait:
                 let handed: Lease? = try await withCheckedThrowingContinuation { continuation in
                     let shutdown = self.state.withLockedValue { state -> Bool in
@@ -107,19 +125,14 @@ final class ConnectionPool: Sendable {
                     }
                     if shutdown { continuation.resume(throwing: BulwarkError(.clientShutdown, host: key.host)) }
                 }
-                if let handed { return handed }
+                if let handed { return .leased(handed) }
             }
         }
     }
 
-    private func connectNew(_ key: Key, connect: @Sendable () async throws -> PooledConnection) async throws -> Lease {
-        let connection: PooledConnection
-        do {
-            connection = try await connect()
-        } catch {
-            self.connectionGone(key)
-            throw error
-        }
+    /// Takes a new connection opened for a ``Acquired/connect`` slot into the pool and leases it to the request
+    /// that opened it. Synchronous, so that it can run in the connection's event-loop callback.
+    func connected(_ connection: PooledConnection, key: Key) -> Lease {
         let channel = connection.channel
         switch connection {
         case .http1(let http1):
@@ -152,6 +165,11 @@ final class ConnectionPool: Sendable {
             }
         }
         return Lease(connection: connection, isReused: false)
+    }
+
+    /// Gives back a ``Acquired/connect`` slot whose connection could not be opened.
+    func connectFailed(_ key: Key) {
+        self.connectionGone(key)
     }
 
     /// Gives an HTTP/1.1 connection back after its exchange: kept when `reusable`, otherwise closed.

@@ -58,7 +58,20 @@ struct Connector: Sendable {
         port: Int,
         configure: @escaping @Sendable (any Channel, String?) throws -> Configured
     ) async throws -> (any Channel, Configured, ServerTrustInfo) {
-        let eventLoop = self.eventLoopGroup.next()
+        try await self.connectTLS(host: host, port: port, on: self.eventLoopGroup.next(), configure: configure).get()
+    }
+
+    /// ``connectTLS(host:port:configure:)`` as a future on `eventLoop`, the connection's event loop: a caller that
+    /// goes on with the connection in a callback of this future stays on that loop, without a thread hop.
+    ///
+    /// The future fails with a ``BulwarkError`` only: ``BulwarkError/Code/trustRefused`` with the refusal, a
+    /// connect or handshake timeout, or a connect or handshake failure.
+    func connectTLS<Configured: Sendable>(
+        host: String,
+        port: Int,
+        on eventLoop: any EventLoop,
+        configure: @escaping @Sendable (any Channel, String?) throws -> Configured
+    ) -> EventLoopFuture<(any Channel, Configured, ServerTrustInfo)> {
         let verification = TrustVerification(
             manager: self.configuration.trust,
             host: host,
@@ -101,16 +114,16 @@ struct Connector: Sendable {
                     return channel.eventLoop.makeFailedFuture(error)
                 }
             }
-        // Connection, handshake timer and handshake are chained on the event loop, and the task awaits once: every
-        // await of an event-loop future is a hop to the task's executor and back, a wake-up of another thread each
-        // way, on every new connection.
+        // Connection, handshake timer and handshake are chained on the event loop, so that the caller waits once:
+        // every await of an event-loop future is a hop to the task's executor and back, a wake-up of another thread
+        // each way, on every new connection.
         let handshakeTimeout = self.configuration.timeouts.tlsHandshake
-        let connected = Self.connect(bootstrap, host: connectHost, port: connectPort)
+        return Self.connect(bootstrap, host: connectHost, port: connectPort)
             .flatMapError { error -> EventLoopFuture<any Channel> in
                 handshakePromise.fail(error)
-                return eventLoop.makeFailedFuture(ConnectFailure(error: error))
+                return eventLoop.makeFailedFuture(Self.mapConnectError(error, host: host))
             }
-            .flatMap { channel -> EventLoopFuture<(any Channel, Configured, String?)> in
+            .flatMap { channel -> EventLoopFuture<(any Channel, Configured, ServerTrustInfo)> in
                 let timeout = eventLoop.scheduleTask(in: handshakeTimeout) {
                     handshakePromise.fail(BulwarkError(.tlsHandshakeTimeout, host: host))
                     channel.close(promise: nil)
@@ -118,45 +131,34 @@ struct Connector: Sendable {
                 // Cancel the moment the handshake ends.
                 handshakePromise.futureResult.whenComplete { _ in timeout.cancel() }
                 return handshakePromise.futureResult
-                    .map { configured, negotiated in (channel, configured, negotiated) }
+                    .map { configured, negotiated in
+                        let info = ServerTrustInfo(
+                            presentedChain: verification.presentedChain,
+                            trustedChain: verification.decision?.trustedChain,
+                            applicationProtocol: negotiated ?? "http/1.1"
+                        )
+                        return (channel, configured, info)
+                    }
                     .flatMapErrorThrowing { error in
                         channel.close(promise: nil)
-                        throw error
+                        if let refusal = verification.decision?.refusal {
+                            throw BulwarkError.trustRefused(refusal)
+                        }
+                        if let error = error as? BulwarkError { throw error }
+                        throw BulwarkError(.tlsHandshakeFailed, host: host, detail: String(describing: error))
                     }
             }
-        do {
-            let (channel, configured, negotiated) = try await connected.get()
-            let trusted = verification.decision?.trustedChain
-            let info = ServerTrustInfo(
-                presentedChain: verification.presentedChain,
-                trustedChain: trusted,
-                applicationProtocol: negotiated ?? "http/1.1"
-            )
-            return (channel, configured, info)
-        } catch let failure as ConnectFailure {
-            throw Self.mapConnectError(failure.error, host: host)
-        } catch {
-            if let refusal = verification.decision?.refusal {
-                throw BulwarkError.trustRefused(refusal)
-            }
-            if let error = error as? BulwarkError { throw error }
-            throw BulwarkError(.tlsHandshakeFailed, host: host, detail: String(describing: error))
-        }
     }
 
-    /// A failure to open the TCP connection, told apart from handshake failures in the chained future.
-    private struct ConnectFailure: Error {
-        let error: any Error
-    }
-
-    /// Opens an HTTP connection to `target`.
-    func connect(to target: RequestTarget) async throws -> PooledConnection {
+    /// Opens an HTTP connection to `target` on `eventLoop`; the future completes on that loop, failed only with a
+    /// ``BulwarkError``.
+    func connect(to target: RequestTarget, on eventLoop: any EventLoop) -> EventLoopFuture<PooledConnection> {
         let id = Self.nextID.withLockedValue { value in
             value += 1
             return value
         }
         if !target.isTLS {
-            return try await self.connectPlain(to: target, id: id)
+            return self.connectPlain(to: target, id: id, on: eventLoop)
         }
         enum Configured: Sendable {
             case http1(NIOLoopBound<HTTPExchangeHandler>)
@@ -165,8 +167,7 @@ struct Connector: Sendable {
         let decompression = self.configuration.decompression
         let idleRead = self.configuration.timeouts.idleRead
         let host = target.host
-        let (channel, configured, trust) = try await self.connectTLS(host: target.host, port: target.port) {
-            channel, negotiated in
+        return self.connectTLS(host: target.host, port: target.port, on: eventLoop) { channel, negotiated in
             let sync = channel.pipeline.syncOperations
             if negotiated == "h2" {
                 let multiplexer = try sync.configureHTTP2Pipeline(
@@ -178,50 +179,62 @@ struct Connector: Sendable {
             }
             let handler = try Self.addHTTP1Handlers(to: sync, host: host, decompression: decompression, idleRead: idleRead)
             return Configured.http1(NIOLoopBound(handler, eventLoop: channel.eventLoop))
-        }
-        switch configured {
-        case .http2(let multiplexer):
-            return .http2(
-                HTTP2Connection(
-                    channel: channel,
-                    multiplexer: multiplexer,
-                    trust: trust,
-                    host: target.host,
-                    decompression: decompression,
-                    idleRead: idleRead,
-                    id: id
+        }.map { channel, configured, trust in
+            switch configured {
+            case .http2(let multiplexer):
+                return .http2(
+                    HTTP2Connection(
+                        channel: channel,
+                        multiplexer: multiplexer,
+                        trust: trust,
+                        host: host,
+                        decompression: decompression,
+                        idleRead: idleRead,
+                        id: id
+                    )
                 )
-            )
-        case .http1(let handler):
-            return .http1(HTTP1Connection(channel: channel, handler: handler, trust: trust, id: id))
+            case .http1(let handler):
+                return .http1(HTTP1Connection(channel: channel, handler: handler, trust: trust, id: id))
+            }
         }
     }
 
-    private func connectPlain(to target: RequestTarget, id: Int) async throws -> PooledConnection {
+    private func connectPlain(to target: RequestTarget, id: Int, on eventLoop: any EventLoop) -> EventLoopFuture<
+        PooledConnection
+    > {
         let (connectHost, connectPort) = self.resolve(host: target.host, port: target.port)
-        let channel: any Channel
-        do {
-            let bootstrap = ClientBootstrap(group: self.eventLoopGroup)
-                .connectTimeout(self.configuration.timeouts.connect)
-                .channelOption(.socketOption(.tcp_nodelay), value: 1)
-            channel = try await Self.connect(bootstrap, host: connectHost, port: connectPort).get()
-        } catch {
-            throw Self.mapConnectError(error, host: target.host)
-        }
+        let bootstrap = ClientBootstrap(group: eventLoop)
+            .connectTimeout(self.configuration.timeouts.connect)
+            .channelOption(.socketOption(.tcp_nodelay), value: 1)
         let decompression = self.configuration.decompression
         let idleRead = self.configuration.timeouts.idleRead
-        let handler = try await channel.eventLoop.submit {
-            let sync = channel.pipeline.syncOperations
-            let handler = try Self.addHTTP1Handlers(
-                to: sync,
-                host: target.host,
-                decompression: decompression,
-                idleRead: idleRead
-            )
-            return NIOLoopBound(handler, eventLoop: channel.eventLoop)
-        }.get()
-        let trust = ServerTrustInfo(presentedChain: [], trustedChain: nil, applicationProtocol: "http/1.1")
-        return .http1(HTTP1Connection(channel: channel, handler: handler, trust: trust, id: id))
+        let host = target.host
+        return Self.connect(bootstrap, host: connectHost, port: connectPort)
+            .flatMapErrorThrowing { throw Self.mapConnectError($0, host: host) }
+            .flatMapThrowing { channel in
+                // On the channel's event loop: the bootstrap's group is that one loop.
+                let handler: HTTPExchangeHandler
+                do {
+                    handler = try Self.addHTTP1Handlers(
+                        to: channel.pipeline.syncOperations,
+                        host: host,
+                        decompression: decompression,
+                        idleRead: idleRead
+                    )
+                } catch {
+                    channel.close(promise: nil)
+                    throw BulwarkError(.connectFailed, host: host, detail: String(describing: error))
+                }
+                let trust = ServerTrustInfo(presentedChain: [], trustedChain: nil, applicationProtocol: "http/1.1")
+                return .http1(
+                    HTTP1Connection(
+                        channel: channel,
+                        handler: NIOLoopBound(handler, eventLoop: channel.eventLoop),
+                        trust: trust,
+                        id: id
+                    )
+                )
+            }
     }
 
     static func addHTTP1Handlers(

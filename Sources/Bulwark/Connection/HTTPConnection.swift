@@ -63,39 +63,34 @@ final class HTTP2Connection: Sendable {
     }
 
     /// Opens a stream ready for one exchange, whose headers in `sensitiveHeaderNames` (lower-case) are sent never
-    /// indexed (see ``SensitiveHeaderHandler``).
-    func openStream(sensitiveHeaderNames: Set<String>) async throws -> (any Channel, NIOLoopBound<HTTPExchangeHandler>) {
+    /// indexed (see ``SensitiveHeaderHandler``). Call on the connection's event loop; the future completes there,
+    /// failed only with a ``BulwarkError``.
+    func openStream(sensitiveHeaderNames: Set<String>) -> EventLoopFuture<(any Channel, NIOLoopBound<HTTPExchangeHandler>)> {
         let host = self.host
         let decompression = self.decompression
         let idleRead = self.idleRead
         let eventLoop = self.channel.eventLoop
         let handlerPromise = eventLoop.makePromise(of: NIOLoopBound<HTTPExchangeHandler>.self)
-        let streamFuture: EventLoopFuture<any Channel> = eventLoop.flatSubmit {
-            self.multiplexer.value.createStreamChannel { stream in
-                do {
-                    let handler = HTTPExchangeHandler(host: host)
-                    let sync = stream.pipeline.syncOperations
-                    try sync.addHandler(SensitiveHeaderHandler(names: sensitiveHeaderNames))
-                    try sync.addHandler(HTTP2FramePayloadToHTTP1ClientCodec(httpProtocol: .https))
-                    try Connector.addResponseHandlers(
-                        to: sync,
-                        handler: handler,
-                        decompression: decompression,
-                        idleRead: idleRead
-                    )
-                    handlerPromise.succeed(NIOLoopBound(handler, eventLoop: stream.eventLoop))
-                    return stream.eventLoop.makeSucceededVoidFuture()
-                } catch {
-                    handlerPromise.fail(error)
-                    return stream.eventLoop.makeFailedFuture(error)
-                }
+        let streamFuture = self.multiplexer.value.createStreamChannel { stream in
+            do {
+                let handler = HTTPExchangeHandler(host: host)
+                let sync = stream.pipeline.syncOperations
+                try sync.addHandler(SensitiveHeaderHandler(names: sensitiveHeaderNames))
+                try sync.addHandler(HTTP2FramePayloadToHTTP1ClientCodec(httpProtocol: .https))
+                try Connector.addResponseHandlers(
+                    to: sync,
+                    handler: handler,
+                    decompression: decompression,
+                    idleRead: idleRead
+                )
+                handlerPromise.succeed(NIOLoopBound(handler, eventLoop: stream.eventLoop))
+                return stream.eventLoop.makeSucceededVoidFuture()
+            } catch {
+                handlerPromise.fail(error)
+                return stream.eventLoop.makeFailedFuture(error)
             }
         }
-        do {
-            let stream = try await streamFuture.get()
-            let handler = try await handlerPromise.futureResult.get()
-            return (stream, handler)
-        } catch {
+        return streamFuture.and(handlerPromise.futureResult).flatMapErrorThrowing { error in
             handlerPromise.fail(error)
             throw HTTPExchangeHandler.map(error, host: host)
         }
