@@ -41,11 +41,13 @@ enum NameConstraintChecks {
     }
 
     /// The rules beyond the budget; `chain` is leaf first, anchor last.
-    static func check(_ chain: [Certificate]) -> String? {
-        let leaf = chain[0]
-        let leafNames = (try? leaf.extensions.subjectAlternativeNames).map { Array($0) } ?? []
+    static func check(_ chain: some RandomAccessCollection<Certificate>) -> String? {
+        guard let leaf = chain.first else { return nil }
         for certificate in chain.dropFirst() {
-            guard let constraints = try? certificate.extensions.nameConstraints else { continue }
+            // Most CAs have no name constraints: look for the extension before anything else.
+            guard certificate.extensions[oid: .X509ExtensionID.nameConstraints] != nil,
+                let constraints = try? ParsedExtensions.of(certificate).nameConstraints.get()
+            else { continue }
             if constraints.permittedSubtrees.isEmpty && constraints.excludedSubtrees.isEmpty {
                 return "\(certificate.subject): name constraints with neither permitted nor excluded subtrees"
             }
@@ -53,6 +55,7 @@ enum NameConstraintChecks {
             where name.hasPrefix(".") {
                 return "\(certificate.subject): DNS name constraint \"\(name)\" has a leading period"
             }
+            let leafNames = (try? ParsedExtensions.of(leaf).subjectAlternativeNames.get()) ?? SubjectAlternativeNames()
             for case .dnsName(let excluded) in constraints.excludedSubtrees {
                 for case .dnsName(let name) in leafNames where Self.wildcard(name, covers: excluded) {
                     return "\(certificate.subject): excluded name \"\(excluded)\" is covered by the wildcard \"\(name)\""

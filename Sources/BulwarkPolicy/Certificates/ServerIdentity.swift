@@ -25,7 +25,7 @@ enum ServerIdentity {
         }
         let names: SubjectAlternativeNames
         do {
-            guard let parsed = try leaf.extensions.subjectAlternativeNames else {
+            guard let parsed = try ParsedExtensions.of(leaf).subjectAlternativeNames.get() else {
                 return .hostnameMismatch(host: canonical, names: [])
             }
             names = parsed

@@ -30,7 +30,7 @@ struct WebPKIPolicy: VerifierPolicy {
     var enforcesRootProfile: Bool = false
 
     func chainMeetsPolicyRequirements(chain: UnverifiedCertificateChain) -> PolicyEvaluationResult {
-        let certificates = Array(chain)
+        let certificates = chain
         if let maximumIntermediates, certificates.count > 2 {
             let counted = certificates[1..<(certificates.count - 1)].filter { $0.issuer != $0.subject }.count
             if counted > maximumIntermediates {
@@ -45,14 +45,14 @@ struct WebPKIPolicy: VerifierPolicy {
                 return .failsToMeetPolicy(reason: "\(certificate.subject): \(failure)")
             }
             guard certificates.count > 1 else { break }
-            var parsed = ParsedExtensions(certificate)
+            let parsed = ParsedExtensions.of(certificate)
             let failure: String?
             if index == 0 {
-                failure = self.checkLeaf(certificate, &parsed)
+                failure = self.checkLeaf(certificate, parsed)
             } else if isAnchor {
-                failure = Self.checkAnchor(certificate, &parsed, enforcesRootProfile: self.enforcesRootProfile)
+                failure = Self.checkAnchor(certificate, parsed, enforcesRootProfile: self.enforcesRootProfile)
             } else {
-                failure = Self.checkIntermediate(certificate, &parsed)
+                failure = Self.checkIntermediate(certificate, parsed)
             }
             if let failure {
                 return .failsToMeetPolicy(reason: "\(certificate.subject): \(failure)")
@@ -82,7 +82,7 @@ struct WebPKIPolicy: VerifierPolicy {
         return nil
     }
 
-    func checkLeaf(_ certificate: Certificate, _ parsed: inout ParsedExtensions) -> String? {
+    func checkLeaf(_ certificate: Certificate, _ parsed: ParsedExtensions) -> String? {
         let extensions = certificate.extensions
         if self.requireServerAuth {
             guard let ekuExtension = extensions[oid: .X509ExtensionID.extendedKeyUsage] else {
@@ -96,7 +96,7 @@ struct WebPKIPolicy: VerifierPolicy {
                 return "anyExtendedKeyUsage is forbidden in a server certificate (CA/Browser Forum 7.1.2.7.10)"
             }
         }
-        if let failure = Self.checkParsableExtensions(&parsed) { return failure }
+        if let failure = Self.checkParsableExtensions(parsed) { return failure }
         if case .isCertificateAuthority = (try? parsed.basicConstraints.get()) ?? .notCertificateAuthority {
             return "a CA certificate cannot be a server certificate"
         }
@@ -110,10 +110,10 @@ struct WebPKIPolicy: VerifierPolicy {
             return "missing authority key identifier"
         }
         return Self.checkSubjectAlternativeNameCriticality(certificate)
-            ?? Self.checkSubjectAlternativeNameSyntax(&parsed)
+            ?? Self.checkSubjectAlternativeNameSyntax(parsed)
     }
 
-    static func checkIntermediate(_ certificate: Certificate, _ parsed: inout ParsedExtensions) -> String? {
+    static func checkIntermediate(_ certificate: Certificate, _ parsed: ParsedExtensions) -> String? {
         if certificate.subject.isEmpty { return "a CA certificate must have a non-empty subject" }
         guard let aki = try? parsed.authorityKeyIdentifier.get(), aki.keyIdentifier != nil else {
             return "missing authority key identifier"
@@ -122,7 +122,7 @@ struct WebPKIPolicy: VerifierPolicy {
         if let eku = try? parsed.extendedKeyUsage.get(), !eku.contains(.serverAuth) {
             return "extended key usage does not allow serverAuth"
         }
-        if let failure = Self.checkParsableExtensions(&parsed) ?? Self.checkCertificateSigning(&parsed) {
+        if let failure = Self.checkParsableExtensions(parsed) ?? Self.checkCertificateSigning(parsed) {
             return failure
         }
         return Self.checkConstraintsCriticality(certificate) ?? Self.checkSubjectAlternativeNameCriticality(certificate)
@@ -130,7 +130,7 @@ struct WebPKIPolicy: VerifierPolicy {
 
     static func checkAnchor(
         _ certificate: Certificate,
-        _ parsed: inout ParsedExtensions,
+        _ parsed: ParsedExtensions,
         enforcesRootProfile: Bool
     ) -> String? {
         let extensions = certificate.extensions
@@ -139,7 +139,7 @@ struct WebPKIPolicy: VerifierPolicy {
         if let basic = extensions[oid: .X509ExtensionID.basicConstraints], !basic.critical {
             return "basic constraints of a CA must be critical"
         }
-        if let failure = Self.checkCertificateSigning(&parsed) { return failure }
+        if let failure = Self.checkCertificateSigning(parsed) { return failure }
         if certificate.issuer != certificate.subject, (try? parsed.authorityKeyIdentifier.get()) == nil {
             return "a cross-signed root must carry an authority key identifier"
         }
@@ -168,7 +168,7 @@ struct WebPKIPolicy: VerifierPolicy {
     }
 
     /// A CA whose key usage is present must be allowed to sign certificates (RFC 5280 4.2.1.3).
-    static func checkCertificateSigning(_ parsed: inout ParsedExtensions) -> String? {
+    static func checkCertificateSigning(_ parsed: ParsedExtensions) -> String? {
         if let usage = try? parsed.keyUsage.get(), !usage.keyCertSign {
             return "a CA's key usage must include keyCertSign"
         }
@@ -176,7 +176,7 @@ struct WebPKIPolicy: VerifierPolicy {
     }
 
     /// Extensions whose contents Bulwark reads must parse; an authority information access must not be empty.
-    static func checkParsableExtensions(_ parsed: inout ParsedExtensions) -> String? {
+    static func checkParsableExtensions(_ parsed: ParsedExtensions) -> String? {
         do {
             if let access = try parsed.authorityInformationAccess.get(), access.isEmpty {
                 return "authority information access holds no access description"
@@ -195,7 +195,7 @@ struct WebPKIPolicy: VerifierPolicy {
     }
 
     /// DNS names in the SAN must use the preferred name syntax (letters, digits, hyphens; a leading `*.`).
-    static func checkSubjectAlternativeNameSyntax(_ parsed: inout ParsedExtensions) -> String? {
+    static func checkSubjectAlternativeNameSyntax(_ parsed: ParsedExtensions) -> String? {
         guard let names = try? parsed.subjectAlternativeNames.get() else { return nil }
         for case .dnsName(let name) in names {
             var labels = name.split(separator: ".", omittingEmptySubsequences: false)
