@@ -43,10 +43,11 @@ final class CertificateParseCache: Sendable {
         }
         let key = DER(bytes: der)
         let remembered: Certificate? = self.state.withLockedValue { state in
-            guard let entry = state.entries[key] else { return nil }
+            // One lookup (one hash of the bytes); the use is recorded in place.
+            guard let index = state.entries.index(forKey: key) else { return nil }
             state.tick += 1
-            state.entries[key] = (entry.certificate, state.tick)
-            return entry.certificate
+            state.entries.values[index].lastUse = state.tick
+            return state.entries.values[index].certificate
         }
         if let remembered { return remembered }
         let certificate = try Certificate(derEncoded: der)

@@ -49,10 +49,11 @@ final class ParsedExtensionsCache: @unchecked Sendable {
         guard self.capacity > 0, bytes.count <= self.maximumBytes else { return ParsedExtensions(certificate) }
         let key = Key(bytes: bytes)
         let remembered: ParsedExtensions? = self.lock.withLock {
-            guard let entry = self.entries[key] else { return nil }
+            // One lookup (one hash of the bytes); the use is recorded in place.
+            guard let index = self.entries.index(forKey: key) else { return nil }
             self.tick += 1
-            self.entries[key] = (entry.extensions, self.tick)
-            return entry.extensions
+            self.entries.values[index].lastUse = self.tick
+            return self.entries.values[index].extensions
         }
         if let remembered { return remembered }
         let parsed = ParsedExtensions(certificate)
