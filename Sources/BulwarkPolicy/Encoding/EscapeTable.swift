@@ -224,12 +224,16 @@ struct EscapeTable<Candidates: EscapeCandidates>: Sendable {
             if rest >= Self.shortestSampled {
                 let sampleEnd = first + min(rest / 4, Self.sampleLength)
                 let sampled = sampleEnd - first
-                let (encoded, flagged) = self.sample(from: first, to: sampleEnd)
+                // The output's length is only needed for more than one block.
+                let sizes = self.count > Self.blockLength
+                let (encoded, flagged) = self.sample(from: first, to: sampleEnd, measuresOutput: sizes)
                 layout = Layout(flagged: flagged, of: sampled)
-                // The rest is assumed to expand like the sample, plus a sixteenth and a little more for safety; if
-                // it expands more, the result grows.
-                let expanded = encoded + (self.count - sampleEnd) * encoded / sampled
-                estimate = first + expanded + expanded >> 4 + 64
+                if sizes {
+                    // The rest is assumed to expand like the sample, plus a sixteenth and a little more for safety;
+                    // if it expands more, the result grows.
+                    let expanded = encoded + (self.count - sampleEnd) * encoded / sampled
+                    estimate = first + expanded + expanded >> 4 + 64
+                }
             }
             let capacity = self.room(for: min(self.count, Self.blockLength))
             return withUnsafeTemporaryAllocation(byteCount: capacity, alignment: 16) { scratch -> String in
@@ -420,9 +424,9 @@ struct EscapeTable<Candidates: EscapeCandidates>: Sendable {
             return (length - 1, 1)
         }
 
-        /// The length of `source[start..<end]` once encoded (a separator starting before `end` is counted whole),
-        /// and how many of its bytes are flagged (in whole groups of sixteen only).
-        func sample(from start: Int, to end: Int) -> (encoded: Int, flagged: Int) {
+        /// How many bytes of `source[start..<end]` are flagged (in whole groups of sixteen only), and, if
+        /// `measuresOutput`, its length once encoded (a separator starting before `end` is counted whole).
+        func sample(from start: Int, to end: Int, measuresOutput: Bool) -> (encoded: Int, flagged: Int) {
             var total = end - start
             var flagged = 0
             var index = start
@@ -431,7 +435,7 @@ struct EscapeTable<Candidates: EscapeCandidates>: Sendable {
             while index + 16 <= end {
                 var lanes = self.candidates(at: index)
                 flagged += lanes.nonzeroBitCount
-                while lanes != 0 {
+                while measuresOutput && lanes != 0 {
                     let position = index + lanes.trailingZeroBitCount
                     lanes &= lanes &- 1
                     guard position >= next else { continue }
@@ -442,7 +446,7 @@ struct EscapeTable<Candidates: EscapeCandidates>: Sendable {
                 index += 16
             }
             index = max(index, next)
-            while index < end {
+            while measuresOutput && index < end {
                 let (growth, consumed) = self.growth(at: index)
                 total += growth
                 index += consumed
