@@ -138,6 +138,65 @@ struct EncoderDifferentialTests {
         }
     }
 
+    @Test("empty input, and input with nothing but bytes to replace")
+    func allReplaced() {
+        Self.expectSame("")
+        Self.expectSame(bytes: [])
+        for piece in ["<", "\"", " ", "\u{0}", "\u{7F}", "\u{2028}", "\u{2029}", "<>&\"'", "\\`$\n"] {
+            for count in [1, 2, 15, 16, 17, 33, 34, 35, 100, 1100] {
+                Self.expectSame(String(repeating: piece, count: count))
+            }
+        }
+        // More than one block.
+        Self.expectSame(String(repeating: "<", count: 8300))
+        Self.expectSame(String(repeating: "\u{2028}", count: 2800))
+    }
+
+    @Test("every kind of character at each offset around the end of an 8 KiB block and the end of the input")
+    func blockBoundaries() {
+        // Each character over backgrounds that make the sampled layout sparse (letters) or dense (markup) for the
+        // HTML, JavaScript and URL encoders: at offsets around the first block's end (8 KiB, the first replaced
+        // byte being at 0), and before the end of the input (its last 34 bytes are written one at a time).
+        let characters = ["é", "😀", "\u{2028}", "<"]
+        let backgrounds = ["abcdefghijklmnop", "<a>&'\" =<a>&'\" =", "ab<c d&éf—g😀h\u{2028}"]
+        let blockEnd = 8192
+        for background in backgrounds {
+            let base = Array(String(repeating: background, count: blockEnd / background.utf8.count + 8).utf8)
+            // A prefix of the background, cut before a character that the cut would split.
+            func prefix(_ count: Int) -> [UInt8] {
+                var bytes = Array(base[0..<count])
+                while let last = bytes.last, last >= 0x80 { bytes.removeLast() }
+                return bytes
+            }
+            for character in characters.map({ Array($0.utf8) }) {
+                for offset in (blockEnd - 6)...(blockEnd + 1) {
+                    Self.expectSame(
+                        String(decoding: [UInt8(ascii: "<")] + prefix(offset) + character + prefix(40), as: UTF8.self)
+                    )
+                }
+                for after in [0, 1, 2, 3, 15, 16, 17, 18, 31, 32, 33, 34, 35, 36] {
+                    Self.expectSame(
+                        String(decoding: [UInt8(ascii: "<")] + prefix(1100) + character + prefix(after), as: UTF8.self)
+                    )
+                }
+            }
+        }
+    }
+
+    @Test("a multi-byte character cut by a block's end, in every layout and at every offset from the first replaced")
+    func charactersAcrossBlocks() {
+        // Blocks start at 0 and every 8 KiB; the groups before a block's end start at the first replaced byte, so
+        // the cut falls at every offset within a character as the first replaced byte moves.
+        for character in ["é", "—", "東", "😀", "\u{2028}"] {
+            for background in ["a", "<", " "] {
+                let body = String(repeating: background + character, count: 8300 / (1 + character.utf8.count))
+                for firstReplaced in 0..<8 {
+                    Self.expectSame(String(repeating: "a", count: firstReplaced) + "<" + body)
+                }
+            }
+        }
+    }
+
     @Test("the benchmark's inputs")
     func benchmarkInputs() {
         let snippet = "Café review: the <b>best</b> croissant & \"flat white\" in town, isn't it? 5 > 3 — été. "

@@ -3,11 +3,13 @@
 ///
 /// Encoding tests the UTF-8 bytes of the input sixteen at a time with the encoder's ``EscapeCandidates``, which flag
 /// the bytes that may need replacing, and looks up only the flagged ones. A string with nothing to escape is returned
-/// as it is, without a copy. Otherwise the input is encoded in blocks of 16 KiB into a buffer sized for the longest
-/// possible output of a block: each run of copied bytes with one move, each replacement with one 8-byte store, and a
-/// group with many bytes to replace byte by byte through the table, without a branch. Each block's output is made
-/// into a string without validating it again (it is valid UTF-8 by construction, see below) and appended to the
-/// result, whose capacity is estimated from the expansion of the first few kilobytes.
+/// as it is, without a copy. Otherwise the input is encoded in blocks of 8 KiB into a buffer sized for the longest
+/// possible output of a block, small enough to stay in the processor's first-level cache: each group of sixteen
+/// bytes is copied with one 16-byte store, and each flagged byte then written over its copy with one 8-byte store,
+/// followed by the sixteen input bytes after it. Text in which most groups have several bytes to replace is written
+/// byte by byte through the table instead, without a branch; which of the two is chosen once per input, from a
+/// sample. Each block's output is made into a string without validating it again (it is valid UTF-8 by
+/// construction, see below) and appended to the result, whose capacity is estimated from the same sample.
 ///
 /// Only bytes below 0x80 (and, with ``EscapeCandidates/escapesLineSeparators``, the three-byte sequences of U+2028
 /// and U+2029) are replaced by the text encoders, by valid UTF-8; the input is a `String`, so every other byte
@@ -28,8 +30,6 @@ struct EscapeTable<Candidates: EscapeCandidates>: Sendable {
     private let separatorEntries: [UInt64]
     /// The most bytes written for one byte of input.
     private let longestOutput: Int
-    /// The fewest bytes a replaced byte is replaced with.
-    private let shortestReplacement: Int
     /// Whether every byte of 0x80 and above is replaced, so that any bytes, valid UTF-8 or not, encode to valid UTF-8.
     private let replacesNonASCII: Bool
     /// Whether some replacement is not ASCII (U+FFFD in the HTML tables), so that ASCII input can give output that
@@ -42,14 +42,6 @@ struct EscapeTable<Candidates: EscapeCandidates>: Sendable {
     private static var special: UInt8 { 0xFF }
     /// The longest replacement allowed: an entry holds seven bytes and the length.
     private static var longestReplacement: Int { 7 }
-    /// How many input bytes are encoded at a time: with the longest replacement, the buffer for a block stays below
-    /// the 128 KiB from which allocators map memory of its own.
-    private static var blockLength: Int { 16 * 1024 }
-    /// How many flagged bytes make a group of sixteen dense, written byte by byte rather than flagged byte by
-    /// flagged byte.
-    private static var denseGroup: Int { 4 }
-    /// How many bytes after the first replaced one are measured to size the output.
-    private static var sampleLength: Int { 4096 }
 
     /// A table in which each byte for which `replacement` returns a string is replaced by that string's UTF-8 bytes.
     ///
@@ -92,8 +84,11 @@ struct EscapeTable<Candidates: EscapeCandidates>: Sendable {
         self.outputLengths = (0...255).map { lengths[$0] == 0 ? 1 : lengths[$0] }
         self.entries = entries
         self.longestOutput = max(1, longestOutput)
-        self.shortestReplacement = Int(lengths.filter { $0 != 0 && $0 != Self.special }.min() ?? 1)
         self.replacesNonASCII = lengths[0x80...].allSatisfy { $0 != 0 && $0 != Self.special }
+        precondition(
+            self.replacesNonASCII || lengths[0x80...].allSatisfy { $0 == 0 || $0 == Self.special },
+            "a table replaces every byte of 0x80 and above or none, so that characters are copied whole"
+        )
         self.hasNonASCIIReplacement = (0...255).contains { byte in
             lengths[byte] != 0 && lengths[byte] != Self.special && entries[byte] & Self.nonASCIIBits != 0
         }
@@ -157,9 +152,9 @@ struct EscapeTable<Candidates: EscapeCandidates>: Sendable {
                             entries: entries.baseAddress!,
                             separators: separators.baseAddress,
                             longestOutput: self.longestOutput,
-                            denseGrowth: Self.denseGroup * (self.shortestReplacement - 1),
                             isASCII: isASCII,
-                            checksASCII: isASCII && self.hasNonASCIIReplacement
+                            checksASCII: isASCII && self.hasNonASCIIReplacement,
+                            copiesNonASCII: !self.replacesNonASCII
                         ).encode()
                     }
                 }
@@ -167,41 +162,19 @@ struct EscapeTable<Candidates: EscapeCandidates>: Sendable {
         }
     }
 
-    /// The flagged lanes of one group of sixteen bytes, from the first.
-    private struct Lanes {
-        var low: UInt64
-        var high: UInt64
+    /// How the groups of sixteen bytes of one input are written, chosen from a sample of it: the cheaper way
+    /// depends on how many bytes of a group are flagged, and choosing once per input keeps the choice off the
+    /// branches that the processor has to predict.
+    private enum Layout {
+        /// Groups without a flagged byte are copied, the others flagged byte by flagged byte.
+        case sparse
+        /// All sixteen bytes of each group are written through the table, without a branch.
+        case dense
 
-        /// The lanes whose high bit is set in `flags`.
-        @inline(__always)
-        init(_ flags: SIMD16<UInt8>) {
-            let words = unsafeBitCast(flags & 0x80, to: SIMD2<UInt64>.self)
-            self.low = UInt64(littleEndian: words[0])
-            self.high = UInt64(littleEndian: words[1])
-        }
-
-        var isEmpty: Bool { self.low | self.high == 0 }
-
-        /// How many lanes are flagged.
-        @inline(__always)
-        var count: Int {
-            // One bit per flagged lane, at the top of its byte: moved to the bottom, the bytes add up in the top one.
-            let perByte: UInt64 = 0x0101_0101_0101_0101
-            return Int(((self.low >> 7) &+ (self.high >> 7)) &* perByte >> 56)
-        }
-
-        /// The next flagged lane, or nil.
-        @inline(__always)
-        mutating func next() -> Int? {
-            if self.low != 0 {
-                defer { self.low &= self.low &- 1 }
-                return self.low.trailingZeroBitCount >> 3
-            }
-            if self.high != 0 {
-                defer { self.high &= self.high &- 1 }
-                return 8 + self.high.trailingZeroBitCount >> 3
-            }
-            return nil
+        /// The layout for text in which `flagged` bytes of `sampled` are flagged.
+        init(flagged: Int, of sampled: Int) {
+            // Measured on markup: a flagged byte costs about as much as four bytes through the table.
+            self = flagged * 4 >= sampled ? .dense : .sparse
         }
     }
 
@@ -214,77 +187,120 @@ struct EscapeTable<Candidates: EscapeCandidates>: Sendable {
         let entries: UnsafePointer<UInt64>
         let separators: UnsafePointer<UInt64>?
         let longestOutput: Int
-        /// How much longer than its input a group written byte by byte must be for the next to be written so too.
-        let denseGrowth: Int
         /// Whether every byte of the input that is copied is ASCII.
         let isASCII: Bool
         /// Whether the output of ASCII input must be checked for non-ASCII replacements.
         let checksASCII: Bool
+        /// Whether bytes of 0x80 and above are copied as they are: the input is then valid UTF-8, whose characters
+        /// are copied whole, and replaced bytes are replaced by whole characters.
+        let copiesNonASCII: Bool
+
+        /// How many input bytes are written between two checks of the output's capacity.
+        static var blockLength: Int { 8 * 1024 }
+        /// How many bytes after the first replaced one are measured to size the output and choose its ``Layout``.
+        static var sampleLength: Int { 4096 }
+        /// The fewest bytes after the first replaced one for which sampling pays.
+        static var shortestSampled: Int { 1024 }
+        /// How far past the start of a group of sixteen bytes ``writeGroups(from:to:layout:to:delta:entryBits:)``
+        /// reads: sixteen bytes from the end of a line separator that starts in the group's last lane.
+        static var lookahead: Int { 16 + 18 }
+        /// How far past the output of the input bytes it has consumed a group may store: the sixteen bytes stored
+        /// after its last flagged byte (see ``writeLane(of:group:end:_:_:_:_:_:)``).
+        static var slack: Int { 16 }
 
         /// The encoded input, or nil if nothing in it needs replacing.
         ///
         /// The input is encoded a block at a time into one buffer sized for the longest possible output of a block,
-        /// and each block's output appended to the result, which is sized from the expansion of the first few
-        /// kilobytes after the first replaced byte. The buffer stays small enough to come from the allocator's pool:
-        /// a second buffer as large as the output would be mapped and unmapped, page by page, on every call.
+        /// and each block's output appended to the result, which is sized from the expansion of a sample after the
+        /// first replaced byte. The buffer is small enough to stay in the first-level cache, where the many small
+        /// stores of the encoding are cheap; with one buffer as large as the output, they went to memory, and the
+        /// output was read back from there to make the string (measured: attribute encoding a third slower).
         func encode() -> String? {
             let first = self.firstReplaced()
             guard first < self.count else { return nil }
-            let scratchCapacity = min(self.count, EscapeTable.blockLength) * self.longestOutput + self.groupRoom
-            return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: scratchCapacity) { scratch -> String in
+            let rest = self.count - first
+            var layout = Layout.sparse
+            var estimate = first + rest * self.longestOutput
+            if rest >= Self.shortestSampled {
+                let sampleEnd = first + min(rest / 4, Self.sampleLength)
+                let sampled = sampleEnd - first
+                // The output's length is only needed for more than one block.
+                let sizes = self.count > Self.blockLength
+                let (encoded, flagged) = self.sample(from: first, to: sampleEnd, measuresOutput: sizes)
+                layout = Layout(flagged: flagged, of: sampled)
+                if sizes {
+                    // The rest is assumed to expand like the sample, plus a sixteenth and a little more for safety;
+                    // if it expands more, the result grows.
+                    let expanded = encoded + (self.count - sampleEnd) * encoded / sampled
+                    estimate = first + expanded + expanded >> 4 + 64
+                }
+            }
+            let capacity = self.room(for: min(self.count, Self.blockLength))
+            return withUnsafeTemporaryAllocation(byteCount: capacity, alignment: 16) { scratch -> String in
+                let output = scratch.baseAddress!
                 var result = ""
-                var start = 0
-                while start < self.count {
-                    var end = min(self.count, start + EscapeTable.blockLength)
-                    // Blocks end before the lead byte of a character (the input is valid UTF-8; for other bytes, the
-                    // table replaces every non-ASCII byte on its own, and stepping back does no harm).
-                    var stepsBack = 0
-                    while end < self.count && stepsBack < 3 && self.source[end] & 0xC0 == 0x80 {
-                        end -= 1
-                        stepsBack += 1
+                var index = 0
+                // Loads of sixteen bytes up to `lookahead` bytes past a group's start stay in the input.
+                let lastGroup = self.count - Self.lookahead
+                while index < self.count {
+                    let blockStart = index
+                    let blockEnd = min(self.count, index + Self.blockLength)
+                    if index < first {
+                        // Bytes before the first replaced one are copied as they are.
+                        index = min(first, blockEnd)
+                        output.copyMemory(from: self.source + blockStart, byteCount: index - blockStart)
                     }
-                    let block = Writer(
-                        source: self.source,
-                        count: end,
-                        lengths: self.lengths,
-                        outputLengths: self.outputLengths,
-                        entries: self.entries,
-                        separators: self.separators,
-                        longestOutput: self.longestOutput,
-                        denseGrowth: self.denseGrowth,
-                        isASCII: self.isASCII,
-                        checksASCII: self.checksASCII
-                    )
-                    let (written, entryBits) = block.write(
-                        from: start,
-                        first: min(max(start, first), end),
-                        to: scratch.baseAddress!
-                    )
-                    let output = UnsafeBufferPointer(rebasing: scratch[..<written])
+                    var delta = -blockStart
+                    var entryBits: UInt64 = 0
+                    let end = min(blockEnd, lastGroup + 1)
+                    if index < end {
+                        self.writeGroups(
+                            from: &index,
+                            to: end,
+                            layout: layout,
+                            to: output,
+                            delta: &delta,
+                            entryBits: &entryBits
+                        )
+                    }
+                    var written = index + delta
+                    if index < self.count && self.copiesNonASCII {
+                        // Each piece is a string of its own, so it must not end inside a character: step back to the
+                        // start of a character cut by the block's end. Its bytes (at most three, after the lead byte)
+                        // were copied as they are, so the output loses as many.
+                        let cut = index
+                        while index > cut - 3 && self.source[index] & 0xC0 == 0x80 {
+                            index -= 1
+                        }
+                        written -= cut - index
+                    }
+                    if index > lastGroup {
+                        // Fewer than `lookahead` bytes are left: at most that many times `longestOutput`.
+                        let bytes = output.assumingMemoryBound(to: UInt8.self)
+                        written = self.writeTail(from: index, to: bytes, at: written, entryBits: &entryBits)
+                        index = self.count
+                    }
                     let isASCII = self.isASCII && entryBits & EscapeTable.nonASCIIBits == 0
-                    let piece = Self.string(output, isASCII: isASCII)
-                    if start == 0 && end == self.count {
+                    let piece = Self.string(
+                        UnsafeBufferPointer(start: output.assumingMemoryBound(to: UInt8.self), count: written),
+                        isASCII: isASCII
+                    )
+                    if blockStart == 0 && index == self.count {
                         return piece
                     }
-                    if start == 0 {
-                        result.reserveCapacity(self.estimatedCount(first: first))
+                    if blockStart == 0 {
+                        result.reserveCapacity(estimate)
                     }
                     result.append(piece)
-                    start = end
                 }
                 return result
             }
         }
 
-        /// The length of the encoded input, estimated from the first few kilobytes after the first replaced byte.
-        func estimatedCount(first: Int) -> Int {
-            let sampleEnd = min(self.count, first + EscapeTable.sampleLength)
-            let sampled = self.encodedCount(from: first, to: sampleEnd)
-            let rest = self.count - sampleEnd
-            // The rest is assumed to expand like the sample, plus a sixteenth and a little more for safety; if it
-            // expands more, the result grows.
-            return first + sampled + rest + rest * max(0, sampled - (sampleEnd - first)) / (sampleEnd - first)
-                + rest >> 4 + 64
+        /// The most output bytes that a block of `inputCount` bytes can store: the groups that start in it consume
+        /// at most `lookahead` bytes past it, and the tail of the input is shorter than `lookahead`.
+        func room(for inputCount: Int) -> Int {
+            (inputCount + Self.lookahead) * self.longestOutput + Self.slack
         }
 
         /// A string of `output`, which is valid UTF-8, without validating it again where the standard library allows.
@@ -299,44 +315,60 @@ struct EscapeTable<Candidates: EscapeCandidates>: Sendable {
             return String(decoding: output, as: UTF8.self)
         }
 
-        /// The room the output needs for one group of sixteen bytes besides the run of copied bytes before it: all
-        /// sixteen replaced, and the bytes stored past the end of the last write.
-        var groupRoom: Int { 16 * self.longestOutput + 16 }
+        /// The sixteen input bytes at `index`, which must be at most `count - 16`.
+        @inline(__always)
+        func group(at index: Int) -> SIMD16<UInt8> {
+            UnsafeRawPointer(self.source + index).loadUnaligned(as: SIMD16<UInt8>.self)
+        }
+
+        /// One bit per lane of `flags`, lane 0 in the lowest bit, set where the lane's high bit is set.
+        @inline(__always)
+        static func mask(_ flags: SIMD16<UInt8>) -> UInt32 {
+            let words = unsafeBitCast(flags, to: SIMD2<UInt64>.self)
+            let highBits: UInt64 = 0x8080_8080_8080_8080
+            // Bit 7 of byte i times bit 7 * (7 - i) of the multiplier lands on bit 56 + i, and no two products of
+            // bits share a bit, so nothing carries.
+            let gather: UInt64 = 0x0002_0408_1020_4081
+            let low = ((UInt64(littleEndian: words[0]) & highBits) &* gather) >> 56
+            let high = ((UInt64(littleEndian: words[1]) & highBits) &* gather) >> 56
+            return UInt32(truncatingIfNeeded: low | high << 8)
+        }
+
+        /// Whether no lane of `flags` has its high bit set.
+        @inline(__always)
+        static func isEmpty(_ flags: SIMD16<UInt8>) -> Bool {
+            let words = unsafeBitCast(flags, to: SIMD2<UInt64>.self)
+            return (words[0] | words[1]) & 0x8080_8080_8080_8080 == 0
+        }
 
         /// The flagged lanes of the sixteen bytes at `index`.
         @inline(__always)
-        func candidates(at index: Int) -> Lanes {
-            Lanes(self.flags(at: index))
-        }
-
-        /// The ``EscapeCandidates`` flags of the sixteen bytes at `index`.
-        @inline(__always)
-        func flags(at index: Int) -> SIMD16<UInt8> {
-            Candidates.flags(UnsafeRawPointer(self.source + index).loadUnaligned(as: SIMD16<UInt8>.self))
+        func candidates(at index: Int) -> UInt32 {
+            Self.mask(Candidates.flags(self.group(at: index)))
         }
 
         /// The flagged lanes of the first group of sixteen bytes, from `index` on in steps of sixteen and ending at
         /// or before `end`, that has any; `index` is moved to that group, or past the last group if none has.
         @inline(__always)
-        func nextCandidates(from index: inout Int, to end: Int) -> Lanes {
+        func nextCandidates(from index: inout Int, to end: Int) -> UInt32 {
             while index &+ 32 <= end {
-                let first = self.flags(at: index)
-                let second = self.flags(at: index &+ 16)
-                if Lanes(first | second).isEmpty {
+                let first = Candidates.flags(self.group(at: index))
+                let second = Candidates.flags(self.group(at: index &+ 16))
+                if Self.isEmpty(first | second) {
                     index &+= 32
                     continue
                 }
-                let lanes = Lanes(first)
-                if !lanes.isEmpty { return lanes }
+                let lanes = Self.mask(first)
+                if lanes != 0 { return lanes }
                 index &+= 16
-                return Lanes(second)
+                return Self.mask(second)
             }
             while index &+ 16 <= end {
                 let lanes = self.candidates(at: index)
-                if !lanes.isEmpty { return lanes }
+                if lanes != 0 { return lanes }
                 index &+= 16
             }
-            return Lanes(SIMD16())
+            return 0
         }
 
         /// Whether the byte at `index`, which is ``EscapeTable/special``, starts U+2028 or U+2029.
@@ -367,10 +399,12 @@ struct EscapeTable<Candidates: EscapeCandidates>: Sendable {
             var index = 0
             while index + 16 <= self.count {
                 var lanes = self.nextCandidates(from: &index, to: self.count)
-                if lanes.isEmpty { break }
-                while let lane = lanes.next() {
-                    if self.isReplaced(at: index + lane) { return index + lane }
-                }
+                if lanes == 0 { break }
+                repeat {
+                    let position = index + lanes.trailingZeroBitCount
+                    if self.isReplaced(at: position) { return position }
+                    lanes &= lanes &- 1
+                } while lanes != 0
                 index += 16
             }
             while index < self.count && !self.isReplaced(at: index) {
@@ -390,183 +424,178 @@ struct EscapeTable<Candidates: EscapeCandidates>: Sendable {
             return (length - 1, 1)
         }
 
-        /// The length of `source[start..<end]` once encoded; a separator starting before `end` is counted whole.
-        func encodedCount(from start: Int, to end: Int) -> Int {
+        /// How many bytes of `source[start..<end]` are flagged (in whole groups of sixteen only), and, if
+        /// `measuresOutput`, its length once encoded (a separator starting before `end` is counted whole).
+        func sample(from start: Int, to end: Int, measuresOutput: Bool) -> (encoded: Int, flagged: Int) {
             var total = end - start
+            var flagged = 0
             var index = start
             // The first byte not yet counted: bytes of a separator are counted with its first byte.
             var next = start
             while index + 16 <= end {
-                var lanes = self.nextCandidates(from: &index, to: end)
-                if lanes.isEmpty { break }
-                while let lane = lanes.next() {
-                    guard index + lane >= next else { continue }
-                    let (growth, consumed) = self.growth(at: index + lane)
+                var lanes = self.candidates(at: index)
+                flagged += lanes.nonzeroBitCount
+                while measuresOutput && lanes != 0 {
+                    let position = index + lanes.trailingZeroBitCount
+                    lanes &= lanes &- 1
+                    guard position >= next else { continue }
+                    let (growth, consumed) = self.growth(at: position)
                     total += growth
-                    next = index + lane + consumed
+                    next = position + consumed
                 }
                 index += 16
             }
             index = max(index, next)
-            while index < end {
+            while measuresOutput && index < end {
                 let (growth, consumed) = self.growth(at: index)
                 total += growth
                 index += consumed
             }
-            return total
+            return (total, flagged)
         }
 
-        /// Copies the `count` input bytes at `start` to `output` at `written`, and returns where the copy ends: a
-        /// short run with one 16-byte move, which stays in the input while `start + 16 <= self.count`.
-        @inline(__always)
-        func copyRun(from start: Int, count: Int, to output: UnsafeMutableRawPointer, at written: Int) -> Int {
-            if count <= 16 {
-                output.storeBytes(
-                    of: UnsafeRawPointer(self.source + start).loadUnaligned(as: SIMD16<UInt8>.self),
-                    toByteOffset: written,
-                    as: SIMD16<UInt8>.self
-                )
-            } else {
-                (output + written).copyMemory(from: self.source + start, byteCount: count)
-            }
-            return written &+ count
-        }
-
-        /// Writes the sixteen bytes at `index` through the table to `output` at `written`, without a branch; returns
-        /// where the output ends.
-        @inline(__always)
-        func writeGroup(
-            at index: Int,
-            to output: UnsafeMutableRawPointer,
-            at written: Int,
-            entries: UnsafePointer<UInt64>,
-            lengths: UnsafePointer<UInt8>,
-            entryBits: inout UInt64
-        ) -> Int {
-            // Two copies of the loop: the entries are collected only where they can tell something.
-            if self.checksASCII {
-                return self.writeGroup(at: index, to: output, at: written, entries: entries, lengths: lengths) {
-                    entryBits |= $0
-                }
-            }
-            return self.writeGroup(at: index, to: output, at: written, entries: entries, lengths: lengths) { _ in }
-        }
-
-        @inline(__always)
-        func writeGroup(
-            at index: Int,
-            to output: UnsafeMutableRawPointer,
-            at written: Int,
-            entries: UnsafePointer<UInt64>,
-            lengths: UnsafePointer<UInt8>,
-            collect: (UInt64) -> Void
-        ) -> Int {
-            var written = written
-            var next = self.source + index
-            let end = next + 16
-            repeat {
-                let byte = Int(next.pointee)
-                let entry = entries[byte]
-                output.storeBytes(of: entry.littleEndian, toByteOffset: written, as: UInt64.self)
-                written &+= Int(lengths[byte])
-                collect(entry)
-                next += 1
-            } while next < end
-            return written
-        }
-
-        /// Whether any of the sixteen bytes at `index` is ``EscapeTable/special``.
-        @inline(__always)
-        func hasSpecialByte(at index: Int) -> Bool {
-            guard Candidates.escapesLineSeparators else { return false }
-            let bytes = UnsafeRawPointer(self.source + index).loadUnaligned(as: SIMD16<UInt8>.self)
-            return !Lanes(bytes.lanes(equalTo: 0xE2)).isEmpty
-        }
-
-        /// Writes `source[start..<count]` encoded to `output`, which has room for `count - start` times
-        /// `longestOutput` bytes plus ``groupRoom``; `first` is the index of the first byte that may be replaced.
-        /// Returns the number of bytes written, and the bits of the entries written (all of them where
-        /// ``checksASCII``, otherwise at least those of the flagged bytes).
+        /// Writes the groups of sixteen input bytes that start from `index` up to `end`, which is at most
+        /// `count - lookahead + 1`, to `output`, where the output of the byte at `index` goes at `index + delta`;
+        /// moves `index` past them and updates `delta`, and adds the bits of the entries written to `entryBits`
+        /// (at least those of the replacements).
         ///
-        /// Groups of sixteen input bytes are tested at once. In a group with flagged bytes, the run of copied bytes
-        /// before each flagged byte is copied with one 16-byte move (or a memmove if longer), and the flagged byte's
-        /// entry is stored as one 8-byte word: no branch depends on the bytes but the loop over the flagged lanes.
-        /// The bytes these wide stores write past the output so far are overwritten by what follows (the room of
-        /// ``groupRoom`` covers the last). The last 32 bytes are written one at a time.
-        func write(from start: Int, first: Int, to output: UnsafeMutablePointer<UInt8>) -> (Int, UInt64) {
-            let denseGroup = EscapeTable.denseGroup
+        /// Each group is first copied as it is with one 16-byte store. Each flagged byte's entry is then stored over
+        /// its copy with one 8-byte store, followed by the sixteen input bytes after it: the rest of the group ends
+        /// up in place, moved by the growth so far. The bytes stored past the output so far are overwritten by what
+        /// follows, and stay within ``slack`` bytes of the output of the bytes consumed.
+        @inline(__always)
+        func writeGroups(
+            from index: inout Int,
+            to end: Int,
+            layout: Layout,
+            to output: UnsafeMutableRawPointer,
+            delta: inout Int,
+            entryBits: inout UInt64
+        ) {
+            // Two copies of the loop, each with its layout's branches only.
+            switch layout {
+            case .sparse:
+                self.writeGroups(from: &index, to: end, dense: false, collectsAll: false, output, &delta, &entryBits)
+            case .dense where self.checksASCII:
+                self.writeGroups(from: &index, to: end, dense: true, collectsAll: true, output, &delta, &entryBits)
+            case .dense:
+                self.writeGroups(from: &index, to: end, dense: true, collectsAll: false, output, &delta, &entryBits)
+            }
+        }
+
+        /// See above; `collectsAll` tells whether the bits of the entries of copied bytes are needed too.
+        @inline(__always)
+        func writeGroups(
+            from index: inout Int,
+            to end: Int,
+            dense: Bool,
+            collectsAll: Bool,
+            _ output: UnsafeMutableRawPointer,
+            _ delta: inout Int,
+            _ entryBits: inout UInt64
+        ) {
+            // In locals, so that they stay in registers: the stores to the output could otherwise change them.
             let source = self.source
             let entries = self.entries
             let outputLengths = self.outputLengths
-            let raw = UnsafeMutableRawPointer(output)
-            output.update(from: source + start, count: first - start)
-            var written = first - start
-            var entryBits: UInt64 = 0
-            var runStart = first
-            var index = first
-            // Whether the last group was dense: the next is then written byte by byte without testing it first, as long
-            // as the groups keep growing as much as a dense group at least.
-            var dense = false
-            while index + 32 <= self.count {
-                if dense {
-                    // Right after a dense group: `runStart == index`.
-                    dense = !self.hasSpecialByte(at: index)
-                    if dense {
-                        let before = written
-                        written = self.writeGroup(
-                            at: index,
-                            to: raw,
-                            at: written,
-                            entries: entries,
-                            lengths: outputLengths,
-                            entryBits: &entryBits
-                        )
-                        dense = written &- before >= 16 &+ self.denseGrowth
-                        index &+= 16
-                        runStart = index
-                        continue
+            while index < end {
+                let bytes = UnsafeRawPointer(source + index).loadUnaligned(as: SIMD16<UInt8>.self)
+                if dense && !(Candidates.escapesLineSeparators && !Self.isEmpty(bytes.lanes(equalTo: 0xE2))) {
+                    // All sixteen bytes through the table, without a branch (a group with a possible line separator
+                    // is written flagged byte by flagged byte below).
+                    var written = index &+ delta
+                    for lane in 0..<16 {
+                        let byte = Int(source[index &+ lane])
+                        let entry = entries[byte]
+                        output.storeBytes(of: entry.littleEndian, toByteOffset: written, as: UInt64.self)
+                        written &+= Int(outputLengths[byte])
+                        if collectsAll { entryBits |= entry }
                     }
-                }
-                var lanes = self.nextCandidates(from: &index, to: self.count &- 16)
-                if lanes.isEmpty { break }
-                if lanes.count >= denseGroup && runStart <= index && !self.hasSpecialByte(at: index) {
-                    // Dense: the run before the group, then all sixteen bytes through the table, without a branch.
-                    written = self.copyRun(from: runStart, count: index &- runStart, to: raw, at: written)
-                    written = self.writeGroup(
-                        at: index,
-                        to: raw,
-                        at: written,
-                        entries: entries,
-                        lengths: outputLengths,
-                        entryBits: &entryBits
-                    )
-                    dense = true
                     index &+= 16
-                    runStart = index
+                    delta = written &- index
                     continue
                 }
-                while let lane = lanes.next() {
-                    let position = index &+ lane
-                    var entry = self.entries[Int(source[position])]
-                    var consumed = 1
-                    if Candidates.escapesLineSeparators && entry >> 56 == UInt64(EscapeTable.special) {
-                        // Not the start of a separator: copied with its run. A separator's other bytes are never
-                        // flagged.
-                        guard position >= runStart, self.isSeparator(at: position) else { continue }
-                        entry = self.separatorEntry(at: position)
-                        consumed = 3
-                    }
-                    written = self.copyRun(from: runStart, count: position &- runStart, to: raw, at: written)
-                    raw.storeBytes(of: entry.littleEndian, toByteOffset: written, as: UInt64.self)
-                    written &+= Int(entry >> 56)
-                    entryBits |= entry
-                    runStart = position &+ consumed
+                output.storeBytes(of: bytes, toByteOffset: index &+ delta, as: SIMD16<UInt8>.self)
+                var lanes = Self.mask(Candidates.flags(bytes))
+                if lanes == 0 {
+                    index &+= 16
+                    continue
                 }
-                index &+= 16
+                // The end of the input consumed by the group: past its last byte, or past a separator that starts
+                // in its last two lanes.
+                var consumed = index &+ 16
+                repeat {
+                    self.writeLane(
+                        of: &lanes,
+                        group: index,
+                        end: &consumed,
+                        source,
+                        entries,
+                        output,
+                        &delta,
+                        &entryBits
+                    )
+                } while lanes != 0
+                index = consumed
             }
-            index = max(index, runStart)
+        }
+
+        /// Writes the lowest flagged lane of `lanes`, a group at `index`, and removes it: its entry with one 8-byte
+        /// store at its output, and the sixteen input bytes after it (or after the separator it starts) with one
+        /// 16-byte store right after its replacement, which puts the rest of the group in place. Moves `end` past a
+        /// separator that ends after the group.
+        ///
+        /// This reads at most `lookahead` bytes past the group's start (a separator in lane 15, then sixteen bytes),
+        /// and stores at most ``slack`` bytes past the output of the input consumed.
+        @inline(__always)
+        func writeLane(
+            of lanes: inout UInt32,
+            group index: Int,
+            end: inout Int,
+            _ source: UnsafePointer<UInt8>,
+            _ entries: UnsafePointer<UInt64>,
+            _ output: UnsafeMutableRawPointer,
+            _ delta: inout Int,
+            _ entryBits: inout UInt64
+        ) {
+            let position = index &+ lanes.trailingZeroBitCount
+            lanes &= lanes &- 1
+            var entry = entries[Int(source[position])]
+            var consumed = 1
+            if Candidates.escapesLineSeparators && entry >> 56 == UInt64(EscapeTable.special) {
+                // A separator's other bytes are never flagged; 0xE2 that does not start one is copied.
+                if self.isSeparator(at: position) {
+                    entry = self.separatorEntry(at: position)
+                    consumed = 3
+                    end = max(end, position &+ 3)
+                } else {
+                    entry = 0xE2 | 1 << 56
+                }
+            }
+            output.storeBytes(of: entry.littleEndian, toByteOffset: position &+ delta, as: UInt64.self)
+            delta &+= Int(entry >> 56) &- consumed
+            let next = position &+ consumed
+            output.storeBytes(
+                of: UnsafeRawPointer(source + next).loadUnaligned(as: SIMD16<UInt8>.self),
+                toByteOffset: next &+ delta,
+                as: SIMD16<UInt8>.self
+            )
+            entryBits |= entry
+        }
+
+        /// Writes `source[index..<count]` encoded one byte at a time to `output` at `written`, which has room for
+        /// `longestOutput` bytes for each; returns where the output ends.
+        func writeTail(
+            from index: Int,
+            to output: UnsafeMutablePointer<UInt8>,
+            at written: Int,
+            entryBits: inout UInt64
+        ) -> Int {
+            var index = index
+            var written = written
+            var runStart = index
             while index < self.count {
-                let byte = source[index]
+                let byte = self.source[index]
                 var length = Int(self.lengths[Int(byte)])
                 guard length != 0 else {
                     index += 1
@@ -584,7 +613,7 @@ struct EscapeTable<Candidates: EscapeCandidates>: Sendable {
                     consumed = 3
                 }
                 let run = index - runStart
-                (output + written).update(from: source + runStart, count: run)
+                (output + written).update(from: self.source + runStart, count: run)
                 written += run
                 for offset in 0..<length {
                     output[written + offset] = UInt8(truncatingIfNeeded: entry >> (8 * offset))
@@ -595,9 +624,8 @@ struct EscapeTable<Candidates: EscapeCandidates>: Sendable {
                 runStart = index
             }
             let run = self.count - runStart
-            (output + written).update(from: source + runStart, count: run)
-            written += run
-            return (written, entryBits)
+            (output + written).update(from: self.source + runStart, count: run)
+            return written + run
         }
     }
 }
