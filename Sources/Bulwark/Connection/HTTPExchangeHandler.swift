@@ -160,9 +160,13 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
             if head.status.code >= 100 && head.status.code < 200 && head.status != .switchingProtocols {
                 return  // informational: the final head follows
             }
+            // One buffer in flight, as AsyncHTTPClient does: the socket is read again when the reader takes it. A
+            // deeper queue (16 buffers before) kept NIOSSL's plaintext buffers referenced, so each decrypt had to
+            // allocate fresh ones: in a 256 MiB download that cost page faults and copies (about a quarter more
+            // client CPU) and 3 MiB more memory, with no gain in throughput on loopback.
             let producer = ResponseBodyProducer.makeSequence(
                 elementType: ByteBuffer.self,
-                backPressureStrategy: .init(lowWatermark: 2, highWatermark: 16),
+                backPressureStrategy: .init(lowWatermark: 1, highWatermark: 1),
                 finishOnDeinit: false,
                 delegate: ResponseBodyDelegate(handler: NIOLoopBound(self, eventLoop: context.eventLoop))
             )
