@@ -1,3 +1,4 @@
+import BulwarkPolicy
 import NIOConcurrencyHelpers
 import X509
 
@@ -11,7 +12,7 @@ import X509
 /// not parse are not remembered.
 final class CertificateParseCache: Sendable {
     /// DER bytes, hashed as one block (an array of bytes would be hashed byte by byte).
-    private struct DER: Hashable {
+    private struct DER: Hashable, Sendable {
         let bytes: [UInt8]
 
         func hash(into hasher: inout Hasher) {
@@ -19,22 +20,18 @@ final class CertificateParseCache: Sendable {
         }
     }
 
-    private struct State {
-        var entries: [DER: (certificate: Certificate, lastUse: UInt64)] = [:]
-        var tick: UInt64 = 0
-    }
-
     let capacity: Int
     let maximumBytes: Int
-    private let state = NIOLockedValueBox(State())
+    private let entries: NIOLockedValueBox<LeastRecentlyUsed<DER, Certificate>>
 
     init(capacity: Int = 64, maximumBytes: Int = 16 * 1024) {
         self.capacity = capacity
         self.maximumBytes = maximumBytes
+        self.entries = NIOLockedValueBox(LeastRecentlyUsed(capacity: capacity))
     }
 
     /// The number of remembered certificates.
-    var count: Int { self.state.withLockedValue { $0.entries.count } }
+    var count: Int { self.entries.withLockedValue { $0.count } }
 
     /// `Certificate(derEncoded: der)`, from memory when these exact bytes were parsed before.
     func certificate(derEncoded der: [UInt8]) throws -> Certificate {
@@ -42,24 +39,11 @@ final class CertificateParseCache: Sendable {
             return try Certificate(derEncoded: der)
         }
         let key = DER(bytes: der)
-        let remembered: Certificate? = self.state.withLockedValue { state in
-            // One lookup (one hash of the bytes); the use is recorded in place.
-            guard let index = state.entries.index(forKey: key) else { return nil }
-            state.tick += 1
-            state.entries.values[index].lastUse = state.tick
-            return state.entries.values[index].certificate
+        if let remembered = self.entries.withLockedValue({ $0.value(forKey: key) }) {
+            return remembered
         }
-        if let remembered { return remembered }
         let certificate = try Certificate(derEncoded: der)
-        self.state.withLockedValue { state in
-            if state.entries[key] == nil, state.entries.count >= self.capacity,
-                let oldest = state.entries.min(by: { $0.value.lastUse < $1.value.lastUse })?.key
-            {
-                state.entries[oldest] = nil
-            }
-            state.tick += 1
-            state.entries[key] = (certificate, state.tick)
-        }
+        self.entries.withLockedValue { $0.insert(certificate, forKey: key) }
         return certificate
     }
 }

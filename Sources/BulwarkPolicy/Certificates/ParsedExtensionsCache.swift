@@ -31,12 +31,12 @@ final class ParsedExtensionsCache: @unchecked Sendable {
     let capacity: Int
     let maximumBytes: Int
     private let lock = NSLock()
-    private var entries: [Key: (extensions: ParsedExtensions, lastUse: UInt64)] = [:]
-    private var tick: UInt64 = 0
+    private var entries: LeastRecentlyUsed<Key, ParsedExtensions>
 
     init(capacity: Int = 128, maximumBytes: Int = 16 * 1024) {
         self.capacity = capacity
         self.maximumBytes = maximumBytes
+        self.entries = LeastRecentlyUsed(capacity: capacity)
     }
 
     /// The number of remembered certificates.
@@ -48,24 +48,11 @@ final class ParsedExtensionsCache: @unchecked Sendable {
         let bytes = certificate.tbsCertificateBytes
         guard self.capacity > 0, bytes.count <= self.maximumBytes else { return ParsedExtensions(certificate) }
         let key = Key(bytes: bytes)
-        let remembered: ParsedExtensions? = self.lock.withLock {
-            // One lookup (one hash of the bytes); the use is recorded in place.
-            guard let index = self.entries.index(forKey: key) else { return nil }
-            self.tick += 1
-            self.entries.values[index].lastUse = self.tick
-            return self.entries.values[index].extensions
+        if let remembered = self.lock.withLock({ self.entries.value(forKey: key) }) {
+            return remembered
         }
-        if let remembered { return remembered }
         let parsed = ParsedExtensions(certificate)
-        self.lock.withLock {
-            if self.entries[key] == nil, self.entries.count >= self.capacity,
-                let oldest = self.entries.min(by: { $0.value.lastUse < $1.value.lastUse })?.key
-            {
-                self.entries[oldest] = nil
-            }
-            self.tick += 1
-            self.entries[key] = (parsed, self.tick)
-        }
+        self.lock.withLock { self.entries.insert(parsed, forKey: key) }
         return parsed
     }
 }

@@ -66,14 +66,12 @@ public final class TrustDecisionCache: @unchecked Sendable {
         var hit: Hit
         var storedAt: Date
         var expiresAt: Date
-        var lastUse: UInt64
     }
 
     public let options: Options
     private let now: @Sendable () -> Date
     private let lock = NSLock()
-    private var entries: [Key: Entry] = [:]
-    private var tick: UInt64 = 0
+    private var entries: LeastRecentlyUsed<Key, Entry>
 
     /// - Parameters:
     ///   - options: Lifetime and size limits.
@@ -81,6 +79,7 @@ public final class TrustDecisionCache: @unchecked Sendable {
     public init(options: Options = Options(), now: @escaping @Sendable () -> Date = { Date() }) {
         self.options = options
         self.now = now
+        self.entries = LeastRecentlyUsed(capacity: options.capacity)
     }
 
     /// The number of stored decisions (including any that expired but were not looked up since).
@@ -109,14 +108,11 @@ public final class TrustDecisionCache: @unchecked Sendable {
     public func cachedDecision(for key: Key) -> Hit? {
         let now = self.now()
         return self.lock.withLock {
-            guard var entry = self.entries[key] else { return nil }
+            guard let entry = self.entries.value(forKey: key) else { return nil }
             guard now < entry.expiresAt, now >= entry.storedAt else {
-                self.entries[key] = nil
+                self.entries.removeValue(forKey: key)
                 return nil
             }
-            self.tick += 1
-            entry.lastUse = self.tick
-            self.entries[key] = entry
             return entry.hit
         }
     }
@@ -133,15 +129,11 @@ public final class TrustDecisionCache: @unchecked Sendable {
         }
         guard expiresAt > now else { return }
         self.lock.withLock {
-            if self.entries[key] == nil, self.entries.count >= self.options.capacity {
-                self.evictLeastRecentlyUsed()
-            }
-            self.tick += 1
-            self.entries[key] = Entry(
-                hit: Hit(presented: presented, chain: chain),
-                storedAt: now,
-                expiresAt: expiresAt,
-                lastUse: self.tick
+            // A full cache gives up an expired decision before the least recently used live one.
+            self.entries.insert(
+                Entry(hit: Hit(presented: presented, chain: chain), storedAt: now, expiresAt: expiresAt),
+                forKey: key,
+                evictingFirst: { now >= $0.expiresAt || now < $0.storedAt }
             )
         }
     }
@@ -164,23 +156,5 @@ public final class TrustDecisionCache: @unchecked Sendable {
         let decision = await manager.evaluate(chain, forHost: host, at: self.now())
         self.store(decision, presented: chain, for: key)
         return (decision, false)
-    }
-
-    /// Called with the lock held. Linear in the capacity, and only when a new decision is stored into a full cache.
-    private func evictLeastRecentlyUsed() {
-        let now = self.now()
-        var victim: Key?
-        var oldest = UInt64.max
-        for (key, entry) in self.entries {
-            if now >= entry.expiresAt || now < entry.storedAt {
-                victim = key
-                break
-            }
-            if entry.lastUse < oldest {
-                oldest = entry.lastUse
-                victim = key
-            }
-        }
-        if let victim { self.entries[victim] = nil }
     }
 }
