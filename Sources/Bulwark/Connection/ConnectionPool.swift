@@ -167,11 +167,6 @@ final class ConnectionPool: Sendable {
         return Lease(connection: connection, isReused: false)
     }
 
-    /// Gives back a ``Acquired/connect`` slot whose connection could not be opened.
-    func connectFailed(_ key: Key) {
-        self.connectionGone(key)
-    }
-
     /// Gives an HTTP/1.1 connection back after its exchange: kept when `reusable`, otherwise closed.
     func release(_ connection: HTTP1Connection, key: Key, reusable: Bool) {
         enum Next {
@@ -240,7 +235,8 @@ final class ConnectionPool: Sendable {
         wake?.resume(returning: nil)
     }
 
-    private func connectionGone(_ key: Key) {
+    /// Gives back a ``Acquired/connect`` slot whose connection could not be opened, and wakes one waiter.
+    func connectFailed(_ key: Key) {
         let wake = self.state.withLockedValue { state -> CheckedContinuation<Lease?, any Error>? in
             state.keys[key]?.open -= 1
             return state.keys[key]?.waiters.isEmpty == false ? state.keys[key]?.waiters.removeFirst() : nil

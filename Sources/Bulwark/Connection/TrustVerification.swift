@@ -17,7 +17,7 @@ final class TrustVerification: Sendable {
     let monitor: any EventMonitor
     let reporter: PinFailureReporter?
     let cache: TrustDecisionCache?
-    let parsedCertificates: CertificateParseCache?
+    let parsedCertificates: CertificateParseCache
     private let state = NIOLockedValueBox<(decision: TrustDecision?, presented: [Certificate])>((nil, []))
 
     init(
@@ -27,7 +27,7 @@ final class TrustVerification: Sendable {
         monitor: any EventMonitor,
         reporter: PinFailureReporter?,
         cache: TrustDecisionCache? = nil,
-        parsedCertificates: CertificateParseCache? = nil
+        parsedCertificates: CertificateParseCache
     ) {
         self.manager = manager
         self.host = host
@@ -75,11 +75,7 @@ final class TrustVerification: Sendable {
         chain.reserveCapacity(der.count)
         for (index, bytes) in der.enumerated() {
             do {
-                if let parsedCertificates = self.parsedCertificates {
-                    chain.append(try parsedCertificates.certificate(derEncoded: bytes))
-                } else {
-                    chain.append(try Certificate(derEncoded: bytes))
-                }
+                chain.append(try self.parsedCertificates.certificate(derEncoded: bytes))
             } catch {
                 // An intermediate that cannot be parsed cannot be on a path; an unparsable leaf is fatal.
                 guard index == 0 else { continue }
