@@ -24,9 +24,11 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.2"),
     ],
     targets: [
+        .target(name: "CBulwarkVector"),
         .target(
             name: "BulwarkPolicy",
             dependencies: [
+                "CBulwarkVector",
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),

@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 
 @testable import BulwarkPolicy
@@ -629,6 +630,40 @@ private struct ReferenceEscapeTable: Sendable {
                 )
             } else {
                 destination.update(from: slot, count: length)
+            }
+        }
+    }
+}
+
+@Suite("The vector kernel of the hexadecimal escapes")
+struct HexEscapeKernelTests {
+    /// `scripts/test` runs the encoder suites twice: with the kernel where the processor has it, and with
+    /// `BULWARK_NO_VECTOR_ENCODING=1`, so that the Swift engine alone is held to the reference on such a processor too.
+    @Test("the attribute, URL and JavaScript tables use it exactly where the processor has it and it is not turned off")
+    func kernelInUse() {
+        let expected = HexEscapeKernel.isSupported && HexEscapeKernel.isEnabled
+        #expect(HexEscapeKernel.isEnabled == (ProcessInfo.processInfo.environment["BULWARK_NO_VECTOR_ENCODING"] != "1"))
+        #expect(HTMLEncoder.vectorKernels.attribute == expected)
+        #expect(URLComponentEncoder.usesVectorKernel == expected)
+        #expect(JavaScriptEncoder.usesVectorKernel == expected)
+        // Named entities have no hexadecimal shape.
+        #expect(HTMLEncoder.vectorKernels.text == false)
+        print("hex escape kernel: supported \(HexEscapeKernel.isSupported), in use \(expected)")
+    }
+
+    @Test("bytes the kernel leaves to the table (controls, short escapes, line separators) in every lane of dense text")
+    func stopBytesInEveryLane() {
+        // Dense enough for the kernel's layout; each stop byte at every offset of a 64-byte window.
+        let dense = Array(String(repeating: "a <b> & \"c\" ", count: 200).utf8)
+        let stops: [[UInt8]] = [
+            [0x00], [0x01], [0x09], [0x0A], [0x7F], [UInt8(ascii: "\\")], [0xE2, 0x80, 0xA8], [0xE2, 0x80, 0xA9],
+            [0xE2, 0x82, 0xAC],
+        ]
+        for stop in stops {
+            for offset in 1000..<1064 {
+                var bytes = dense
+                bytes.replaceSubrange(offset..<offset + stop.count, with: stop)
+                EncoderDifferentialTests.expectSame(bytes: bytes)
             }
         }
     }

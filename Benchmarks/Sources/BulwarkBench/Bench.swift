@@ -226,8 +226,13 @@ struct Bench {
             try self.makeBulwark(), try self.makeAHC(), try self.makeBulwark(pinned: true),
         ]
         let withCached = self.options.selected("newconn-cached") || self.options.selected("newconn-pinned-cached")
-        if withCached {
+        if withCached || self.options.profileNewConnections != nil {
             clients += [try self.makeBulwark(cached: true), try self.makeBulwark(pinned: true, cached: true)]
+        }
+        if let label = self.options.profileNewConnections {
+            for client in clients where client.label != label { try await client.shutdown() }
+            clients = clients.filter { $0.label == label }
+            guard !clients.isEmpty else { throw BenchError("--profile-newconn: no client \(label)") }
         }
         let server = self.server
         let seconds = self.options.legSeconds
@@ -255,6 +260,7 @@ struct Bench {
             return leg
           }
         }
+        if self.options.profileNewConnections != nil { return }
         var plain = self.requestResult("newconn", series: series, label: "bulwark")
         plain.details = "full chain validation, 1 request per connection; " + plain.details
         self.results.append(plain)
@@ -461,6 +467,11 @@ struct Bench {
                 EncodeBenchmark.gigabytesPerSecond(benchmark.input, seconds: seconds) { URLComponentEncoder.encode($0) }
             )
         }
+        // The hexadecimal escapes (attribute, URL component, JavaScript's `\\xHH`) have a vector kernel on x86-64 with
+        // AVX-512 VBMI, unless BULWARK_NO_VECTOR_ENCODING=1.
+        let cpuFlags = (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8)) ?? ""
+        let kernel =
+            cpuFlags.contains(" avx512vbmi ") && ProcessInfo.processInfo.environment["BULWARK_NO_VECTOR_ENCODING"] != "1"
         var result = BenchResult(name: "encode-html", unit: "GB/s", bulwark: median(mixed), ahc: nil)
         result.goal = "≥ 1 GB/s (text and attribute)"
         result.met = median(mixed) >= 1 && median(attribute) >= 1
@@ -473,17 +484,19 @@ struct Bench {
             ("bulwark_javascript_gbps", .number(rounded(median(javaScript)))),
             ("bulwark_javascript_prose_gbps", .number(rounded(median(javaScriptProse)))),
             ("bulwark_url_component_gbps", .number(rounded(median(urlComponent)))),
+            ("hex_escape_vector_kernel", .bool(kernel)),
         ]
         result.details = "`HTMLEncoder.text` on 1 MiB with ~10% bytes to escape; prose (~0.7% to escape) "
             + "\(format(median(prose))) GB/s; plain ASCII (nothing to escape) \(format(median(plain))) GB/s; "
             + "`HTMLEncoder.attribute` on the 10% input \(format(median(attribute))) GB/s; "
             + "`JavaScriptEncoder.stringLiteral` \(format(median(javaScript))) GB/s (prose "
-            + "\(format(median(javaScriptProse)))); `URLComponentEncoder.encode` \(format(median(urlComponent))) GB/s"
+            + "\(format(median(javaScriptProse)))); `URLComponentEncoder.encode` \(format(median(urlComponent))) GB/s; "
+            + "hexadecimal-escape vector kernel \(kernel ? "on (AVX-512 VBMI)" : "off")"
         log(
             "   encode-html: \(format(median(mixed))) GB/s (prose \(format(median(prose))), plain "
                 + "\(format(median(plain))), attribute \(format(median(attribute))), JavaScript "
                 + "\(format(median(javaScript))) / prose \(format(median(javaScriptProse))), URL component "
-                + "\(format(median(urlComponent))))"
+                + "\(format(median(urlComponent)))); vector kernel \(kernel ? "on" : "off")"
         )
         self.results.append(result)
     }

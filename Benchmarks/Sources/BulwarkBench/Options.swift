@@ -37,6 +37,8 @@ struct Options: Sendable {
     /// Profiling mode (see `TrustProfile`): one piece of the trust path, `profileIterations` times.
     var profileTrust: String?
     var profileIterations = 1000
+    /// Profiling mode: only this client's new-connection legs (`bulwark`, `bulwark-pinned`, `ahc`, ...), no result.
+    var profileNewConnections: String?
 
     func selected(_ name: String) -> Bool {
         guard let only = self.only else { return true }
@@ -55,6 +57,8 @@ struct Options: Sendable {
         all on NIO's singleton group (what an app using the defaults does).
         BulwarkBench --profile-trust KIND [--iterations N] times one piece of the handshake's trust path with no
         server (KIND: all, signatures, convert, evaluate, evaluate-pinned, callback, callback-pinned).
+        BulwarkBench --only newconn --profile-newconn LABEL runs only that client's new-connection legs (LABEL:
+        bulwark, bulwark-pinned, ahc, bulwark-cached, bulwark-pinned-cached), for perf; it reports no result.
         """
 
     static func parse(_ arguments: [String]) throws -> Options {
@@ -90,6 +94,7 @@ struct Options: Sendable {
             case "--child-port": options.childPort = Int(try value(argument)) ?? 0
             case "--child-root": options.childRootPEM = try value(argument)
             case "--profile-trust": options.profileTrust = try value(argument)
+            case "--profile-newconn": options.profileNewConnections = try value(argument)
             case "--iterations":
                 guard let n = Int(try value(argument)), n >= 0 else { throw BenchError("--iterations needs a count") }
                 options.profileIterations = n

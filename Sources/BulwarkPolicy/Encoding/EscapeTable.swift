@@ -8,8 +8,11 @@
 /// bytes is copied with one 16-byte store, and each flagged byte then written over its copy with one 8-byte store,
 /// followed by the sixteen input bytes after it. Text in which most groups have several bytes to replace is written
 /// byte by byte through the table instead, without a branch; which of the two is chosen once per input, from a
-/// sample. Each block's output is made into a string without validating it again (it is valid UTF-8 by
-/// construction, see below) and appended to the result, whose capacity is estimated from the same sample.
+/// sample. Where the processor has it, a table whose replacements are hexadecimal escapes of one shape has its groups
+/// written by a vector kernel first (``HexEscapeKernel``), in either layout; the groups the kernel leaves (a byte
+/// replaced some other way) go through the loops above. Each block's output is made into a string without validating
+/// it again (it is valid UTF-8 by construction, see below) and appended to the result, whose capacity is estimated
+/// from the same sample.
 ///
 /// Only bytes below 0x80 (and, with ``EscapeCandidates/escapesLineSeparators``, the three-byte sequences of U+2028
 /// and U+2029) are replaced by the text encoders, by valid UTF-8; the input is a `String`, so every other byte
@@ -35,6 +38,8 @@ struct EscapeTable<Candidates: EscapeCandidates>: Sendable {
     /// Whether some replacement is not ASCII (U+FFFD in the HTML tables), so that ASCII input can give output that
     /// is not.
     private let hasNonASCIIReplacement: Bool
+    /// The vector kernel for the table's hexadecimal escapes, where the processor has one (see ``HexEscapeKernel``).
+    let kernel: HexEscapeKernel?
 
     /// The bits of an entry that are set if what it writes is not ASCII.
     private static var nonASCIIBits: UInt64 { 0x0080_8080_8080_8080 }
@@ -51,6 +56,7 @@ struct EscapeTable<Candidates: EscapeCandidates>: Sendable {
     init(_ replacement: (UInt8) -> String?) {
         var lengths = [UInt8](repeating: 0, count: 256)
         var entries = (0...255).map { UInt64($0) | 1 << 56 }
+        var replacements = [[UInt8]?](repeating: nil, count: 256)
         func entry(_ text: String) -> UInt64 {
             let bytes = Array(text.utf8)
             precondition(
@@ -67,6 +73,7 @@ struct EscapeTable<Candidates: EscapeCandidates>: Sendable {
                 precondition(flagged(UInt8(byte)), "\(Candidates.self) does not flag the replaced byte \(byte)")
                 entries[byte] = entry(text)
                 lengths[byte] = UInt8(entries[byte] >> 56)
+                replacements[byte] = Array(text.utf8)
             }
         }
         var longestOutput = Int(lengths.max()!)
@@ -92,6 +99,8 @@ struct EscapeTable<Candidates: EscapeCandidates>: Sendable {
         self.hasNonASCIIReplacement = (0...255).contains { byte in
             lengths[byte] != 0 && lengths[byte] != Self.special && entries[byte] & Self.nonASCIIBits != 0
         }
+        let stops = (0...255).filter { lengths[$0] == Self.special }.map { UInt8($0) }
+        self.kernel = HexEscapeKernel(replacements: replacements, stops: stops)
     }
 
     /// The input with every byte the table names replaced, returned without a copy when there is none.
@@ -154,7 +163,8 @@ struct EscapeTable<Candidates: EscapeCandidates>: Sendable {
                             longestOutput: self.longestOutput,
                             isASCII: isASCII,
                             checksASCII: isASCII && self.hasNonASCIIReplacement,
-                            copiesNonASCII: !self.replacesNonASCII
+                            copiesNonASCII: !self.replacesNonASCII,
+                            kernel: self.kernel
                         ).encode()
                     }
                 }
@@ -194,6 +204,8 @@ struct EscapeTable<Candidates: EscapeCandidates>: Sendable {
         /// Whether bytes of 0x80 and above are copied as they are: the input is then valid UTF-8, whose characters
         /// are copied whole, and replaced bytes are replaced by whole characters.
         let copiesNonASCII: Bool
+        /// Writes the groups it can, in either layout, before the table's own loops (see ``HexEscapeKernel``).
+        let kernel: HexEscapeKernel?
 
         /// How many input bytes are written between two checks of the output's capacity.
         static var blockLength: Int { 8 * 1024 }
@@ -205,8 +217,9 @@ struct EscapeTable<Candidates: EscapeCandidates>: Sendable {
         /// reads: sixteen bytes from the end of a line separator that starts in the group's last lane.
         static var lookahead: Int { 16 + 18 }
         /// How far past the output of the input bytes it has consumed a group may store: the sixteen bytes stored
-        /// after its last flagged byte (see ``writeLane(of:group:end:_:_:_:_:_:)``).
-        static var slack: Int { 16 }
+        /// after its last flagged byte (see ``writeLane(of:group:end:_:_:_:_:_:)``), or the 64-byte stores of the
+        /// vector kernel, at most 56 bytes past the output of the 8 bytes each writes.
+        static var slack: Int { 64 }
 
         /// The encoded input, or nil if nothing in it needs replacing.
         ///
@@ -499,6 +512,13 @@ struct EscapeTable<Candidates: EscapeCandidates>: Sendable {
             let entries = self.entries
             let outputLengths = self.outputLengths
             while index < end {
+                if let kernel = self.kernel {
+                    var written = index &+ delta
+                    kernel.run(source, index: &index, end: end, output: output, written: &written)
+                    delta = written &- index
+                    // Stopped before a group with a byte the kernel leaves to the table, which is written below.
+                    guard index < end else { break }
+                }
                 let bytes = UnsafeRawPointer(source + index).loadUnaligned(as: SIMD16<UInt8>.self)
                 if dense && !(Candidates.escapesLineSeparators && !Self.isEmpty(bytes.lanes(equalTo: 0xE2))) {
                     // All sixteen bytes through the table, without a branch (a group with a possible line separator

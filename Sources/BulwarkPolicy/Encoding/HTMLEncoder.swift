@@ -43,6 +43,11 @@ public enum HTMLEncoder {
         }
     }
 
+    /// Whether ``text(_:)`` and ``attribute(_:)`` use the vector kernel on this processor (see ``HexEscapeKernel``).
+    static var vectorKernels: (text: Bool, attribute: Bool) {
+        (self.textTable.kernel != nil, self.attributeTable.kernel != nil)
+    }
+
     /// The bytes ``textTable`` replaces: C0 controls, DEL, `"`, `&`, `'`, `<` and `>`. Tab, line feed, form feed,
     /// carriage return and `#` are flagged too though copied: leaving them out would cost more on every group than
     /// looking them up where they are.

@@ -29,6 +29,9 @@ public enum JavaScriptEncoder {
         }
     }
 
+    /// Whether the encoder uses the vector kernel on this processor (see ``HexEscapeKernel``).
+    static var usesVectorKernel: Bool { self.table.kernel != nil }
+
     /// The bytes ``table`` replaces, and the lead byte of U+2028 and U+2029; `#`, `%`, `^`, `|` and `~` are flagged
     /// too though copied, which costs less than leaving them out.
     private enum Candidates: EscapeCandidates {

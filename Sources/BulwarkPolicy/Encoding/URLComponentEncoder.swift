@@ -24,6 +24,9 @@ public enum URLComponentEncoder {
         }
     }
 
+    /// Whether the encoder uses the vector kernel on this processor (see ``HexEscapeKernel``).
+    static var usesVectorKernel: Bool { self.table.kernel != nil }
+
     /// The bytes ``table`` replaces: all but ASCII letters, digits, `-`, `.`, `_` and `~`.
     private enum Candidates: EscapeCandidates {
         @inline(__always)

@@ -1,0 +1,63 @@
+// Vector kernels for Bulwark's output encoders. Swift cannot compile a function for a processor feature the whole
+// target does not assume, so the kernels that need one are C, compiled for it function by function, and chosen at
+// run time: `bulwark_hex_escape_create` returns NULL on a processor (or an architecture) without the feature, and
+// the Swift engine then does all of the work, as it does for every table the kernel does not fit.
+
+#ifndef C_BULWARK_VECTOR_H
+#define C_BULWARK_VECTOR_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// The tables of one hexadecimal escape kernel, made by `bulwark_hex_escape_create`.
+typedef struct bulwark_hex_escape bulwark_hex_escape;
+
+/// What becomes of one byte value in a hexadecimal escape kernel.
+enum {
+    /// The byte is copied.
+    BULWARK_HEX_COPY = 0,
+    /// The byte is replaced by the prefix, its two upper-case hexadecimal digits and the suffix.
+    BULWARK_HEX_ESCAPE = 1,
+    /// The byte is left to the caller: the kernel stops before a group of sixteen bytes that holds one.
+    BULWARK_HEX_STOP = 2,
+};
+
+/// Whether this processor and operating system can run the kernel (x86-64 with AVX-512 VBMI).
+bool bulwark_hex_escape_supported(void);
+
+/// A kernel for the byte classes `classes` (256 entries, one of the values above), escapes written as `prefix` (1 to
+/// 3 bytes), the digits, and `suffix` (a byte, or -1 for none); NULL if the processor cannot run it or the arguments
+/// do not fit. Free it with `bulwark_hex_escape_destroy`.
+bulwark_hex_escape *_Nullable bulwark_hex_escape_create(
+    const uint8_t *_Nonnull classes,
+    const uint8_t *_Nonnull prefix,
+    intptr_t prefixLength,
+    int suffix
+);
+
+void bulwark_hex_escape_destroy(bulwark_hex_escape *_Nullable kernel);
+
+/// Encodes the groups of sixteen bytes of `source` that start at `*index` and before `end`, the output of the byte at
+/// `*index` going to `output + *written`; stops before a group holding a byte of class `BULWARK_HEX_STOP`, and moves
+/// `*index` and `*written` past what it encoded.
+///
+/// Reads the sixteen bytes of every group it looks at (the caller must have them, even past `end`), and stores up to
+/// 64 bytes from the output of every 8 input bytes, so up to 56 bytes past the output of what it encoded.
+void bulwark_hex_escape_run(
+    const bulwark_hex_escape *_Nonnull kernel,
+    const uint8_t *_Nonnull source,
+    intptr_t *_Nonnull index,
+    intptr_t end,
+    uint8_t *_Nonnull output,
+    intptr_t *_Nonnull written
+);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
