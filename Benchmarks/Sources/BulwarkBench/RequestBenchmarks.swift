@@ -103,8 +103,8 @@ struct RoundSeries: Sendable {
     }
 }
 
-/// Runs `rounds` rounds; each round runs every client once, in an order that reverses every round
-/// (A B, B A, A B, ...), so neither client always runs first or last.
+/// Runs `rounds` rounds; each round runs every client once, in an order that changes every round (A B, B A, ... for
+/// two clients; a rotation by one for more), so that no client always runs in the same position.
 func alternate(
     _ name: String,
     clients: [any BenchClient],
@@ -113,7 +113,15 @@ func alternate(
 ) async throws -> RoundSeries {
     var series = RoundSeries()
     for round in 0..<rounds {
-        let order = round % 2 == 0 ? clients : clients.reversed()
+        // Two clients: A B, B A, ... More: the order rotates by one each round, so that over as many rounds as there
+        // are clients each client runs once in each position (reversing would keep the middle one in the middle).
+        let order: [any BenchClient]
+        if clients.count <= 2 {
+            order = round % 2 == 0 ? clients : clients.reversed()
+        } else {
+            let shift = round % clients.count
+            order = Array(clients[shift...] + clients[..<shift])
+        }
         for client in order {
             let result = try await leg(client)
             // Every counted response came from the server (no request was served from anywhere else).
