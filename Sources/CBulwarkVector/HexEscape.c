@@ -3,12 +3,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+// The tables and their making are plain C; only detecting the processor and running the kernel need x86-64.
 #if defined(__x86_64__) && (defined(__clang__) || defined(__GNUC__))
-
-#include <cpuid.h>
-#include <immintrin.h>
-
-#define BULWARK_HEX_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi")))
+#define BULWARK_HEX_X86 1
+#else
+#define BULWARK_HEX_X86 0
+#endif
 
 /// For each group of sixteen bytes, the kernel builds one 64-byte vector of everything an output byte can be: the
 /// sixteen input bytes (0-15), their high digits (16-31), their low digits (32-47) and the prefix and suffix (48-63,
@@ -26,23 +26,6 @@ struct bulwark_hex_escape {
     /// Prefix and suffix, as the four bytes at 48-51 of the vector.
     uint32_t affixes;
 };
-
-/// XCR0 (the register state the operating system saves): XMM, YMM, opmask and both halves of the ZMM registers.
-static uint64_t bulwark_xgetbv0(void) {
-    uint32_t eax, edx;
-    __asm__ volatile("xgetbv" : "=a"(eax), "=d"(edx) : "c"(0));
-    return ((uint64_t)edx << 32) | eax;
-}
-
-bool bulwark_hex_escape_supported(void) {
-    unsigned eax, ebx, ecx, edx;
-    if (!__get_cpuid(1, &eax, &ebx, &ecx, &edx) || !(ecx & (1u << 27))) return false;  // OSXSAVE
-    if ((bulwark_xgetbv0() & 0xE6) != 0xE6) return false;
-    if (__get_cpuid_max(0, 0) < 7) return false;
-    __cpuid_count(7, 0, eax, ebx, ecx, edx);
-    const unsigned avx512 = (1u << 16) | (1u << 17) | (1u << 30) | (1u << 31);  // F, DQ, BW, VL
-    return (ebx & avx512) == avx512 && (ecx & (1u << 1));  // VBMI
-}
 
 bulwark_hex_escape *bulwark_hex_escape_create(
     const uint8_t *classes,
@@ -82,6 +65,30 @@ bulwark_hex_escape *bulwark_hex_escape_create(
 }
 
 void bulwark_hex_escape_destroy(bulwark_hex_escape *kernel) { free(kernel); }
+
+#if BULWARK_HEX_X86
+
+#include <cpuid.h>
+#include <immintrin.h>
+
+#define BULWARK_HEX_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi")))
+
+/// XCR0 (the register state the operating system saves): XMM, YMM, opmask and both halves of the ZMM registers.
+static uint64_t bulwark_xgetbv0(void) {
+    uint32_t eax, edx;
+    __asm__ volatile("xgetbv" : "=a"(eax), "=d"(edx) : "c"(0));
+    return ((uint64_t)edx << 32) | eax;
+}
+
+bool bulwark_hex_escape_supported(void) {
+    unsigned eax, ebx, ecx, edx;
+    if (!__get_cpuid(1, &eax, &ebx, &ecx, &edx) || !(ecx & (1u << 27))) return false;  // OSXSAVE
+    if ((bulwark_xgetbv0() & 0xE6) != 0xE6) return false;
+    if (__get_cpuid_max(0, 0) < 7) return false;
+    __cpuid_count(7, 0, eax, ebx, ecx, edx);
+    const unsigned avx512 = (1u << 16) | (1u << 17) | (1u << 30) | (1u << 31);  // F, DQ, BW, VL
+    return (ebx & avx512) == avx512 && (ecx & (1u << 1));  // VBMI
+}
 
 /// The lanes of `bytes` whose class has `rows` set, one bit per lane.
 BULWARK_HEX_TARGET static inline unsigned bulwark_hex_lanes(
@@ -143,35 +150,11 @@ BULWARK_HEX_TARGET static void bulwark_hex_escape_run_vbmi(
     *writtenPointer = out - output;
 }
 
-void bulwark_hex_escape_run(
-    const bulwark_hex_escape *kernel,
-    const uint8_t *source,
-    intptr_t *index,
-    intptr_t end,
-    uint8_t *output,
-    intptr_t *written
-) {
-    bulwark_hex_escape_run_vbmi(kernel, source, index, end, output, written);
-}
-
 #else
 
 bool bulwark_hex_escape_supported(void) { return false; }
 
-bulwark_hex_escape *bulwark_hex_escape_create(
-    const uint8_t *classes,
-    const uint8_t *prefix,
-    intptr_t prefixLength,
-    int suffix
-) {
-    (void)classes;
-    (void)prefix;
-    (void)prefixLength;
-    (void)suffix;
-    return NULL;
-}
-
-void bulwark_hex_escape_destroy(bulwark_hex_escape *kernel) { (void)kernel; }
+#endif
 
 void bulwark_hex_escape_run(
     const bulwark_hex_escape *kernel,
@@ -181,13 +164,15 @@ void bulwark_hex_escape_run(
     uint8_t *output,
     intptr_t *written
 ) {
-    // Never called: no kernel is created here.
+#if BULWARK_HEX_X86
+    bulwark_hex_escape_run_vbmi(kernel, source, index, end, output, written);
+#else
+    // Never called: `bulwark_hex_escape_create` makes no kernel here.
     (void)kernel;
     (void)source;
     (void)index;
     (void)end;
     (void)output;
     (void)written;
-}
-
 #endif
+}
