@@ -201,9 +201,10 @@ struct TestServerTests {
     }
 
     @Test func idleConnectionsAreClosed() async throws {
-        // `--rate 1/s` starts the transfers a second apart: the connection idles well past the 100 ms limit, so curl
-        // must reconnect. (At 2/s a first transfer slowed past 500 ms by a loaded machine left no idle gap at all.)
-        let options = ["--http1.1", "--rate", "1/s"]
+        // `--rate 20/m` starts the transfers three seconds apart: the connection idles well past the 100 ms limit, so
+        // curl must reconnect. (At 1/s a first transfer slowed past 900 ms by the parallel test load left under
+        // 100 ms of idle time, and the server's close raced curl's reuse: "Empty reply from server".)
+        let options = ["--http1.1", "--rate", "20/m"]
         let (idle, idleChain) = try await Self.startServer(behavior: .closeIdleConnectionsAfter(milliseconds: 100))
         let reconnected = try await Self.curl(idle, idleChain.root, options, paths: ["/hello", "/hello"])
         #expect(reconnected.stdoutText == "hellohello", "\(reconnected.stderr)")

@@ -24,6 +24,7 @@ struct Bench {
             configuration: .init(chain: chain, alpn: ["http/1.1"]),
             eventLoopGroup: serverLoops.group
         )
+        if !options.sharedEventLoops { ThreadCPUClocks.server = try await ThreadCPUClocks.of(serverLoops.group) }
         let rootPEMPath = NSTemporaryDirectory() + "bulwark-bench-root-\(getpid()).pem"
         try chain.root.certificatePEM.write(toFile: rootPEMPath, atomically: true, encoding: .utf8)
         var bench = Bench(
@@ -298,6 +299,13 @@ struct Bench {
             + "\(format(p99a, digits: 3)) ms (Bulwark / AHC); per-round ratio median "
             + "\(format(series.medianRoundRatio(label, over: "ahc"), digits: 2)); process CPU per request (client "
             + "+ server) \(format(cpuB, digits: 0)) / \(format(cpuA, digits: 0)) µs"
+        if let clientB = series.medianClientCPUPerRequest(label), let clientA = series.medianClientCPUPerRequest("ahc") {
+            result.extra += [
+                ("bulwark_client_cpu_us_per_request", .number(clientB)),
+                ("ahc_client_cpu_us_per_request", .number(clientA)),
+            ]
+            result.details += "; client alone \(format(clientB, digits: 0)) / \(format(clientA, digits: 0)) µs"
+        }
         return result
     }
 

@@ -1,5 +1,6 @@
 import BulwarkTestSupport
 import Foundation
+import NIOCore
 
 /// What one measured leg (one client, one round) did.
 struct LegResult: Sendable {
@@ -17,9 +18,17 @@ struct LegResult: Sendable {
     /// every client alike, so the difference between clients is the clients' own. Less sensitive to other load on
     /// the machine than the rate, which also counts the time spent waiting for a core.
     let cpuSeconds: Double
+    /// CPU time of the server's event-loop threads during the leg (`nil` with `--shared-event-loops`, where the
+    /// server and the clients share threads). The process's CPU less this is the client's own: its event loops and
+    /// its tasks.
+    let serverCPUSeconds: Double?
 
     /// Process CPU per request, in microseconds.
     var cpuMicrosecondsPerRequest: Double { self.cpuSeconds * 1e6 / Double(self.requests) }
+    /// The client's CPU per request (process less server threads), in microseconds.
+    var clientCPUMicrosecondsPerRequest: Double? {
+        self.serverCPUSeconds.map { (self.cpuSeconds - $0) * 1e6 / Double(self.requests) }
+    }
 
     var rate: Double { Double(self.requests) / self.seconds }
     var p50Milliseconds: Double { Double(quantile(sorted: self.latencies, 0.50)) / 1e6 }
@@ -38,6 +47,8 @@ func runLeg(
 ) async throws -> LegResult {
     server.resetRecording()
     let cpuStart = processCPUSeconds()
+    let serverClocks = ThreadCPUClocks.server
+    let serverCPUStart = serverClocks?.seconds() ?? 0
     let start = nowNanos()
     let deadline = start + UInt64(seconds * 1e9)
     let perTask = try await withThrowingTaskGroup(of: [UInt64].self) { group in
@@ -63,6 +74,7 @@ func runLeg(
     }
     let elapsed = Double(nowNanos() - start) / 1e9
     let cpu = processCPUSeconds() - cpuStart
+    let serverCPU = serverClocks.map { $0.seconds() - serverCPUStart }
     let latencies = perTask.flatMap { $0 }.sorted()
     guard !latencies.isEmpty else { throw BenchError("\(client.label): no request completed in \(seconds) s") }
     return LegResult(
@@ -72,8 +84,45 @@ func runLeg(
         connectionsAccepted: server.acceptedConnections,
         handshakes: server.completedHandshakes,
         serverRequests: server.requests.count,
-        cpuSeconds: cpu
+        cpuSeconds: cpu,
+        serverCPUSeconds: serverCPU
     )
+}
+
+/// The CPU-time clocks of a set of threads of this process (`pthread_getcpuclockid`), read from any thread.
+final class ThreadCPUClocks: Sendable {
+    /// The server's event-loop threads, when the server has its own (set once, before any benchmark runs).
+    nonisolated(unsafe) static var server: ThreadCPUClocks?
+
+    let clocks: [clockid_t]
+
+    init(clocks: [clockid_t]) { self.clocks = clocks }
+
+    /// The clocks of every thread of `group` (each reads its own on its event loop).
+    static func of(_ group: any EventLoopGroup) async throws -> ThreadCPUClocks {
+        var clocks: [clockid_t] = []
+        for loop in group.makeIterator() {
+            clocks.append(
+                try await loop.submit {
+                    var clock = clockid_t()
+                    guard pthread_getcpuclockid(pthread_self(), &clock) == 0 else {
+                        throw BenchError("pthread_getcpuclockid failed on a server event loop")
+                    }
+                    return clock
+                }.get()
+            )
+        }
+        return ThreadCPUClocks(clocks: clocks)
+    }
+
+    /// The threads' CPU time so far, summed, in seconds.
+    func seconds() -> Double {
+        self.clocks.reduce(0) { total, clock in
+            var time = timespec()
+            clock_gettime(clock, &time)
+            return total + Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+        }
+    }
 }
 
 /// User + system CPU time this process has used, in seconds.
@@ -94,6 +143,11 @@ struct RoundSeries: Sendable {
     func medianP99(_ label: String) -> Double { median((self.legs[label] ?? []).map(\.p99Milliseconds)) }
     func medianCPUPerRequest(_ label: String) -> Double {
         median((self.legs[label] ?? []).map(\.cpuMicrosecondsPerRequest))
+    }
+    /// `nil` when the server's threads were not measured apart.
+    func medianClientCPUPerRequest(_ label: String) -> Double? {
+        let values = (self.legs[label] ?? []).compactMap(\.clientCPUMicrosecondsPerRequest)
+        return values.isEmpty ? nil : median(values)
     }
     /// Median over rounds of (label's rate / reference's rate in the same round): robust against drift in load.
     func medianRoundRatio(_ label: String, over reference: String) -> Double {
@@ -129,11 +183,15 @@ func alternate(
                 throw BenchError("\(name): \(client.label) counted \(result.requests) responses but the server saw \(result.serverRequests) requests")
             }
             series.legs[client.label, default: []].append(result)
+            var clientCPU = ""
+            if let perRequest = result.clientCPUMicrosecondsPerRequest {
+                clientCPU = " (client \(format(perRequest, digits: 0)))"
+            }
             log(
                 "  \(name) round \(round + 1)/\(rounds) \(client.label): \(format(result.rate, digits: 0)) req/s, "
                     + "p50 \(format(result.p50Milliseconds, digits: 3)) ms, p99 \(format(result.p99Milliseconds, digits: 3)) ms, "
                     + "\(result.requests) requests, \(result.connectionsAccepted) new connections, "
-                    + "process CPU \(format(result.cpuMicrosecondsPerRequest, digits: 0)) µs/request, "
+                    + "process CPU \(format(result.cpuMicrosecondsPerRequest, digits: 0)) µs/request\(clientCPU), "
                     + "process RSS \(format(Double(procStatusKiB("VmRSS") ?? 0) / 1024, digits: 0)) MiB"
             )
         }
