@@ -103,7 +103,8 @@ BULWARK_HEX_TARGET static inline unsigned bulwark_hex_lanes(
     return (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_and_si128(row, bits), bits));
 }
 
-BULWARK_HEX_TARGET static void bulwark_hex_escape_run_vbmi(
+/// Only ever called with a kernel, which `bulwark_hex_escape_create` makes only where the processor can run it.
+BULWARK_HEX_TARGET void bulwark_hex_escape_run(
     const bulwark_hex_escape *kernel,
     const uint8_t *source,
     intptr_t *indexPointer,
@@ -154,8 +155,7 @@ BULWARK_HEX_TARGET static void bulwark_hex_escape_run_vbmi(
 
 bool bulwark_hex_escape_supported(void) { return false; }
 
-#endif
-
+// Never called: `bulwark_hex_escape_create` makes no kernel here.
 void bulwark_hex_escape_run(
     const bulwark_hex_escape *kernel,
     const uint8_t *source,
@@ -164,15 +164,12 @@ void bulwark_hex_escape_run(
     uint8_t *output,
     intptr_t *written
 ) {
-#if BULWARK_HEX_X86
-    bulwark_hex_escape_run_vbmi(kernel, source, index, end, output, written);
-#else
-    // Never called: `bulwark_hex_escape_create` makes no kernel here.
     (void)kernel;
     (void)source;
     (void)index;
     (void)end;
     (void)output;
     (void)written;
-#endif
 }
+
+#endif

@@ -8,6 +8,9 @@ struct Bench {
     let options: Options
     let chain: TestChain
     let server: TestHTTPSServer
+    /// The CPU clocks of the server's event-loop threads, for the client-alone CPU figures (`nil` with
+    /// `--shared-event-loops`, where the server and the clients share threads).
+    let serverClocks: ThreadCPUClocks?
     let rootPEM: String
     let rootPEMPath: String
     var target: Target { Target(port: self.server.port) }
@@ -24,13 +27,14 @@ struct Bench {
             configuration: .init(chain: chain, alpn: ["http/1.1"]),
             eventLoopGroup: serverLoops.group
         )
-        if !options.sharedEventLoops { ThreadCPUClocks.server = try await ThreadCPUClocks.of(serverLoops.group) }
+        let serverClocks = options.sharedEventLoops ? nil : try await ThreadCPUClocks.of(serverLoops.group)
         let rootPEMPath = NSTemporaryDirectory() + "bulwark-bench-root-\(getpid()).pem"
         try chain.root.certificatePEM.write(toFile: rootPEMPath, atomically: true, encoding: .utf8)
         var bench = Bench(
             options: options,
             chain: chain,
             server: server,
+            serverClocks: serverClocks,
             rootPEM: chain.root.certificatePEM,
             rootPEMPath: rootPEMPath
         )
@@ -178,6 +182,7 @@ struct Bench {
         let name = "keepalive-c\(concurrency)"
         let clients: [any BenchClient] = [try self.makeBulwark(), try self.makeAHC()]
         let server = self.server
+        let serverClocks = self.serverClocks
         let seconds = self.options.legSeconds
         let warmup = self.options.warmupSeconds
         let rounds = self.options.rounds
@@ -187,6 +192,7 @@ struct Bench {
                 try await runLeg(
                     client: client,
                     server: server,
+                    serverClocks: serverClocks,
                     path: "/bytes/1024",
                     expectedBytes: 1024,
                     concurrency: concurrency,
@@ -236,6 +242,7 @@ struct Bench {
             guard !clients.isEmpty else { throw BenchError("--profile-newconn: no client \(label)") }
         }
         let server = self.server
+        let serverClocks = self.serverClocks
         let seconds = self.options.legSeconds
         let warmup = self.options.warmupSeconds / 2
         let rounds = self.options.rounds
@@ -245,6 +252,7 @@ struct Bench {
             let leg = try await runLeg(
                 client: client,
                 server: server,
+                serverClocks: serverClocks,
                 path: "/bytes/1024",
                 expectedBytes: 1024,
                 concurrency: 1,

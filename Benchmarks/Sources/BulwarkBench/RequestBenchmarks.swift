@@ -36,9 +36,11 @@ struct LegResult: Sendable {
 }
 
 /// Runs `concurrency` tasks, each sending GETs back to back until `seconds` have passed; checks every body length.
+/// `serverClocks`: the server's threads, whose CPU the leg reports apart (see ``LegResult/serverCPUSeconds``).
 func runLeg(
     client: any BenchClient,
     server: TestHTTPSServer,
+    serverClocks: ThreadCPUClocks? = nil,
     path: String,
     expectedBytes: Int,
     concurrency: Int,
@@ -47,7 +49,6 @@ func runLeg(
 ) async throws -> LegResult {
     server.resetRecording()
     let cpuStart = processCPUSeconds()
-    let serverClocks = ThreadCPUClocks.server
     let serverCPUStart = serverClocks?.seconds() ?? 0
     let start = nowNanos()
     let deadline = start + UInt64(seconds * 1e9)
@@ -90,13 +91,8 @@ func runLeg(
 }
 
 /// The CPU-time clocks of a set of threads of this process (`pthread_getcpuclockid`), read from any thread.
-final class ThreadCPUClocks: Sendable {
-    /// The server's event-loop threads, when the server has its own (set once, before any benchmark runs).
-    nonisolated(unsafe) static var server: ThreadCPUClocks?
-
+struct ThreadCPUClocks: Sendable {
     let clocks: [clockid_t]
-
-    init(clocks: [clockid_t]) { self.clocks = clocks }
 
     /// The clocks of every thread of `group` (each reads its own on its event loop).
     static func of(_ group: any EventLoopGroup) async throws -> ThreadCPUClocks {
