@@ -19,7 +19,9 @@ struct Bench {
 
     static func run(_ options: Options) async throws {
         var machine = Machine.current(options: options)
-        log("BulwarkBench: \(machine.mode) mode, \(options.rounds) rounds, \(options.legSeconds) s legs, \(machine.cores) cores")
+        log(
+            "BulwarkBench: \(machine.mode) mode, \(options.rounds) rounds, \(options.legSeconds) s legs, \(machine.cores) cores"
+        )
         let chain = try TestChain.make(host: "localhost")
         // HTTP/1.1 only, so both clients speak the same protocol (AsyncHTTPClient is set to .http1Only too).
         let serverLoops = EventLoops.make(shared: options.sharedEventLoops)
@@ -41,12 +43,20 @@ struct Bench {
         defer { try? FileManager.default.removeItem(atPath: rootPEMPath) }
 
         try await bench.sanityChecks()
-        if options.selected("keepalive-c1") { await bench.attempt("keepalive-c1", unit: "req/s") { try await $0.keepAlive(concurrency: 1) } }
-        if options.selected("keepalive-c32") { await bench.attempt("keepalive-c32", unit: "req/s") { try await $0.keepAlive(concurrency: 32) } }
+        if options.selected("keepalive-c1") {
+            await bench.attempt("keepalive-c1", unit: "req/s") { try await $0.keepAlive(concurrency: 1) }
+        }
+        if options.selected("keepalive-c32") {
+            await bench.attempt("keepalive-c32", unit: "req/s") { try await $0.keepAlive(concurrency: 32) }
+        }
         if options.selected("newconn") || options.selected("newconn-pinned") || options.selected("newconn-cached")
             || options.selected("newconn-pinned-cached")
-        { await bench.attempt("newconn", unit: "req/s") { try await $0.newConnections() } }
-        if options.selected("trust-eval") { await bench.attempt("trust-eval", unit: "µs") { try await $0.trustEvaluation() } }
+        {
+            await bench.attempt("newconn", unit: "req/s") { try await $0.newConnections() }
+        }
+        if options.selected("trust-eval") {
+            await bench.attempt("trust-eval", unit: "µs") { try await $0.trustEvaluation() }
+        }
         if options.selected("download") { await bench.attempt("download", unit: "MB/s") { try await $0.download() } }
         let hostMatchCounts = [10, 1000, 10000].filter { options.selected("hostmatch-\($0)") }
         if !hostMatchCounts.isEmpty {
@@ -102,7 +112,11 @@ struct Bench {
 
     /// `cached`: with Bulwark's trust-decision cache (the library default). The uncached clients evaluate every
     /// chain in full, which is what the `newconn` goal measures.
-    func makeBulwark(pinned: Bool = false, cached: Bool = false, maximumConnections: Int = 32) throws -> BulwarkBenchClient {
+    func makeBulwark(
+        pinned: Bool = false,
+        cached: Bool = false,
+        maximumConnections: Int = 32
+    ) throws -> BulwarkBenchClient {
         try BulwarkBenchClient(
             label: (pinned ? "bulwark-pinned" : "bulwark") + (cached ? "-cached" : ""),
             target: self.target,
@@ -135,15 +149,21 @@ struct Bench {
             self.server.resetRecording()
             let count = try await client.get("/bytes/1024", close: false)
             guard count == 1024 else { throw BenchError("sanity: \(client.label) read \(count) bytes, expected 1024") }
-            guard let handshake = self.server.handshakes.last else { throw BenchError("sanity: no handshake for \(client.label)") }
-            log("   \(client.label): 1024 bytes, \(handshake.tlsVersion.map { "\($0)" } ?? "?"), ALPN \(handshake.applicationProtocol ?? "none")")
+            guard let handshake = self.server.handshakes.last else {
+                throw BenchError("sanity: no handshake for \(client.label)")
+            }
+            log(
+                "   \(client.label): 1024 bytes, \(handshake.tlsVersion.map { "\($0)" } ?? "?"), ALPN \(handshake.applicationProtocol ?? "none")"
+            )
             guard handshake.applicationProtocol == "http/1.1" || handshake.applicationProtocol == nil else {
                 throw BenchError("sanity: \(client.label) negotiated \(handshake.applicationProtocol ?? "-")")
             }
             try await client.shutdown()
         }
         let handshakes = Set(self.server.handshakes.map { $0.tlsVersion.map { "\($0)" } ?? "unknown" })
-        self.notes.append("Sanity: each client fetched /bytes/1024 over HTTP/1.1; TLS versions seen: \(handshakes.sorted().joined(separator: ", ")).")
+        self.notes.append(
+            "Sanity: each client fetched /bytes/1024 over HTTP/1.1; TLS versions seen: \(handshakes.sorted().joined(separator: ", "))."
+        )
 
         // Refusals: a client that trusts another root (AsyncHTTPClient) or pins other keys (Bulwark) must fail.
         let other = try TestChain.make(host: "localhost")
@@ -151,7 +171,9 @@ struct Bench {
             label: "bulwark-wrong-pins",
             target: self.target,
             evaluator: .publicKeys(
-                try PinSet([Pin.publicKey(of: other.intermediate!.certificate), Pin.publicKey(of: other.root.certificate)]),
+                try PinSet([
+                    Pin.publicKey(of: other.intermediate!.certificate), Pin.publicKey(of: other.root.certificate),
+                ]),
                 roots: .custom([self.chain.root.certificate])
             ),
             maximumConnections: 1
@@ -165,7 +187,9 @@ struct Bench {
         for client in [wrongPins, wrongRoot] as [any BenchClient] {
             do {
                 _ = try await client.get("/hello", close: false)
-                throw BenchError("sanity: \(client.label) accepted a chain it must refuse; the comparison would be unfair")
+                throw BenchError(
+                    "sanity: \(client.label) accepted a chain it must refuse; the comparison would be unfair"
+                )
             } catch let error as BenchError {
                 throw error
             } catch {
@@ -173,7 +197,9 @@ struct Bench {
             }
             try? await client.shutdown()
         }
-        self.notes.append("Sanity: Bulwark with pins of another CA and AsyncHTTPClient trusting another root were both refused, so both verify.")
+        self.notes.append(
+            "Sanity: Bulwark with pins of another CA and AsyncHTTPClient trusting another root were both refused, so both verify."
+        )
     }
 
     // MARK: - Request benchmarks
@@ -247,27 +273,27 @@ struct Bench {
         let warmup = self.options.warmupSeconds / 2
         let rounds = self.options.rounds
         let series = try await withClients(clients) {
-          try await warmUp(clients, server: server, concurrency: 1, seconds: warmup, close: true)
-          return try await alternate("newconn", clients: clients, rounds: rounds) { client in
-            let leg = try await runLeg(
-                client: client,
-                server: server,
-                serverClocks: serverClocks,
-                path: "/bytes/1024",
-                expectedBytes: 1024,
-                concurrency: 1,
-                seconds: seconds,
-                close: true
-            )
-            // Every request must have paid for its own TCP connection and TLS handshake.
-            guard leg.connectionsAccepted >= leg.requests, leg.handshakes >= leg.requests else {
-                throw BenchError(
-                    "newconn: \(client.label) made \(leg.requests) requests on \(leg.connectionsAccepted) connections "
-                        + "(\(leg.handshakes) handshakes); connection: close was not honoured"
+            try await warmUp(clients, server: server, concurrency: 1, seconds: warmup, close: true)
+            return try await alternate("newconn", clients: clients, rounds: rounds) { client in
+                let leg = try await runLeg(
+                    client: client,
+                    server: server,
+                    serverClocks: serverClocks,
+                    path: "/bytes/1024",
+                    expectedBytes: 1024,
+                    concurrency: 1,
+                    seconds: seconds,
+                    close: true
                 )
+                // Every request must have paid for its own TCP connection and TLS handshake.
+                guard leg.connectionsAccepted >= leg.requests, leg.handshakes >= leg.requests else {
+                    throw BenchError(
+                        "newconn: \(client.label) made \(leg.requests) requests on \(leg.connectionsAccepted) connections "
+                            + "(\(leg.handshakes) handshakes); connection: close was not honoured"
+                    )
+                }
+                return leg
             }
-            return leg
-          }
         }
         if self.options.profileNewConnections != nil { return }
         var plain = self.requestResult("newconn", series: series, label: "bulwark")
@@ -278,22 +304,37 @@ struct Bench {
         pinned.goal = "ratio ≥ 1.0"
         pinned.met = (pinned.ratio ?? 0) >= 1.0
         pinned.extra.append(("bulwark_unpinned", .number(series.medianRate("bulwark"))))
-        pinned.extra.append(("pinned_over_unpinned", .number(series.medianRate("bulwark-pinned") / series.medianRate("bulwark"))))
+        pinned.extra.append(
+            ("pinned_over_unpinned", .number(series.medianRate("bulwark-pinned") / series.medianRate("bulwark")))
+        )
         self.results.append(pinned)
         if withCached {
             var cached = self.requestResult("newconn-cached", series: series, label: "bulwark-cached")
-            cached.details = "trust-decision cache on (the default): the chain is evaluated once, then reused; " + cached.details
+            cached.details =
+                "trust-decision cache on (the default): the chain is evaluated once, then reused; " + cached.details
             self.results.append(cached)
-            var pinnedCached = self.requestResult("newconn-pinned-cached", series: series, label: "bulwark-pinned-cached")
-            pinnedCached.details = "SPKI-pinned, trust-decision cache on (the default) vs AHC unpinned; " + pinnedCached.details
+            var pinnedCached = self.requestResult(
+                "newconn-pinned-cached",
+                series: series,
+                label: "bulwark-pinned-cached"
+            )
+            pinnedCached.details =
+                "SPKI-pinned, trust-decision cache on (the default) vs AHC unpinned; " + pinnedCached.details
             self.results.append(pinnedCached)
         }
     }
 
     func requestResult(_ name: String, series: RoundSeries, label: String) -> BenchResult {
-        var result = BenchResult(name: name, unit: "req/s", bulwark: series.medianRate(label), ahc: series.medianRate("ahc"))
-        let p50b = series.medianP50(label), p99b = series.medianP99(label)
-        let p50a = series.medianP50("ahc"), p99a = series.medianP99("ahc")
+        var result = BenchResult(
+            name: name,
+            unit: "req/s",
+            bulwark: series.medianRate(label),
+            ahc: series.medianRate("ahc")
+        )
+        let p50b = series.medianP50(label)
+        let p99b = series.medianP99(label)
+        let p50a = series.medianP50("ahc")
+        let p99a = series.medianP99("ahc")
         result.extra = [
             ("bulwark_p50_ms", .number(p50b)), ("bulwark_p99_ms", .number(p99b)),
             ("ahc_p50_ms", .number(p50a)), ("ahc_p99_ms", .number(p99a)),
@@ -301,13 +342,16 @@ struct Bench {
             ("bulwark_rounds", .array(series.rates(label).map { .number($0.rounded()) })),
             ("ahc_rounds", .array(series.rates("ahc").map { .number($0.rounded()) })),
         ]
-        let cpuB = series.medianCPUPerRequest(label), cpuA = series.medianCPUPerRequest("ahc")
+        let cpuB = series.medianCPUPerRequest(label)
+        let cpuA = series.medianCPUPerRequest("ahc")
         result.extra += [("bulwark_cpu_us_per_request", .number(cpuB)), ("ahc_cpu_us_per_request", .number(cpuA))]
-        result.details = "p50 \(format(p50b, digits: 3)) / \(format(p50a, digits: 3)) ms, p99 \(format(p99b, digits: 3)) / "
+        result.details =
+            "p50 \(format(p50b, digits: 3)) / \(format(p50a, digits: 3)) ms, p99 \(format(p99b, digits: 3)) / "
             + "\(format(p99a, digits: 3)) ms (Bulwark / AHC); per-round ratio median "
             + "\(format(series.medianRoundRatio(label, over: "ahc"), digits: 2)); process CPU per request (client "
             + "+ server) \(format(cpuB, digits: 0)) / \(format(cpuA, digits: 0)) µs"
-        if let clientB = series.medianClientCPUPerRequest(label), let clientA = series.medianClientCPUPerRequest("ahc") {
+        if let clientB = series.medianClientCPUPerRequest(label), let clientA = series.medianClientCPUPerRequest("ahc")
+        {
             result.extra += [
                 ("bulwark_client_cpu_us_per_request", .number(clientB)),
                 ("ahc_client_cpu_us_per_request", .number(clientA)),
@@ -351,11 +395,16 @@ struct Bench {
         var pinnedRuns: [Double] = []
         var summaryRuns: [Double] = []
         for _ in 0..<self.options.rounds {
-            plainRuns.append(await microseconds { await plain.evaluate(presented, forHost: "localhost").isTrusted ? 1 : 0 })
-            pinnedRuns.append(await microseconds { await pinned.evaluate(presented, forHost: "localhost").isTrusted ? 1 : 0 })
+            plainRuns.append(
+                await microseconds { await plain.evaluate(presented, forHost: "localhost").isTrusted ? 1 : 0 }
+            )
+            pinnedRuns.append(
+                await microseconds { await pinned.evaluate(presented, forHost: "localhost").isTrusted ? 1 : 0 }
+            )
             summaryRuns.append(
                 await microseconds {
-                    (presented + verifiedChain).map { CertificateSummary($0).pinLine }.joined(separator: "\n").utf8.count
+                    (presented + verifiedChain).map { CertificateSummary($0).pinLine }.joined(separator: "\n").utf8
+                        .count
                 }
             )
         }
@@ -365,10 +414,13 @@ struct Bench {
             ("bulwark_pinned_us", .number((median(pinnedRuns) * 10).rounded() / 10)),
             ("bulwark_event_summaries_us", .number((median(summaryRuns) * 10).rounded() / 10)),
         ]
-        result.details = "diagnostic, not a goal: `ServerTrustManager.evaluate` per handshake (P-256 chain, 2 presented); "
+        result.details =
+            "diagnostic, not a goal: `ServerTrustManager.evaluate` per handshake (P-256 chain, 2 presented); "
             + "pinned \(format(median(pinnedRuns), digits: 1)) µs; the 5 `CertificateSummary` pin lines each trust event "
             + "builds \(format(median(summaryRuns), digits: 1)) µs"
-        log("   trust-eval: \(format(median(plainRuns), digits: 1)) µs, pinned \(format(median(pinnedRuns), digits: 1)) µs, summaries \(format(median(summaryRuns), digits: 1)) µs")
+        log(
+            "   trust-eval: \(format(median(plainRuns), digits: 1)) µs, pinned \(format(median(pinnedRuns), digits: 1)) µs, summaries \(format(median(summaryRuns), digits: 1)) µs"
+        )
         self.results.append(result)
     }
 
@@ -381,7 +433,12 @@ struct Bench {
         for round in 0..<self.options.rounds {
             for label in round % 2 == 0 ? labels : labels.reversed() {
                 self.server.resetRecording()
-                let run = try ChildDownload.spawn(client: label, port: self.server.port, rootPEMPath: self.rootPEMPath, bytes: bytes)
+                let run = try ChildDownload.spawn(
+                    client: label,
+                    port: self.server.port,
+                    rootPEMPath: self.rootPEMPath,
+                    bytes: bytes
+                )
                 runs[label, default: []].append(run)
                 log(
                     "  download round \(round + 1)/\(self.options.rounds) \(label): \(format(run.megabytesPerSecond, digits: 0)) MB/s, "
@@ -404,7 +461,8 @@ struct Bench {
             ("bulwark_rounds", .array(runs["bulwark"]!.map { .number($0.megabytesPerSecond.rounded()) })),
             ("ahc_rounds", .array(runs["ahc"]!.map { .number($0.megabytesPerSecond.rounded()) })),
         ]
-        result.details = "\(bytes / (1 << 20)) MiB streamed, one child process per run; peak RSS "
+        result.details =
+            "\(bytes / (1 << 20)) MiB streamed, one child process per run; peak RSS "
             + "\(format(peak("bulwark"), digits: 1)) / \(format(peak("ahc"), digits: 1)) MiB, growth during download "
             + "\(format(growth("bulwark"), digits: 1)) / \(format(growth("ahc"), digits: 1)) MiB (Bulwark / AHC)"
         self.results.append(result)
@@ -440,7 +498,8 @@ struct Bench {
                 ("bulwark_canonical_ns", .number((canonicalValue * 10).rounded() / 10)),
                 ("bulwark_rounds_ns", .array(full[count]!.map { .number($0.rounded()) })),
             ]
-            result.details = "`match(_:)` (canonicalizes, as ServerTrustManager does); trie walk alone "
+            result.details =
+                "`match(_:)` (canonicalizes, as ServerTrustManager does); trie walk alone "
                 + "(`match(canonicalHost:)`) \(format(canonicalValue, digits: 0)) ns"
             if count == 10000, let small = full[10] {
                 // "Flat from 10 to 10,000": taken here as hostmatch-10000 ≤ 1.5 × hostmatch-10, round by round.
@@ -496,7 +555,8 @@ struct Bench {
         // AVX-512 VBMI, unless BULWARK_NO_VECTOR_ENCODING=1.
         let cpuFlags = (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8)) ?? ""
         let kernel =
-            cpuFlags.contains(" avx512vbmi ") && ProcessInfo.processInfo.environment["BULWARK_NO_VECTOR_ENCODING"] != "1"
+            cpuFlags.contains(" avx512vbmi ")
+            && ProcessInfo.processInfo.environment["BULWARK_NO_VECTOR_ENCODING"] != "1"
         var result = BenchResult(name: "encode-html", unit: "GB/s", bulwark: median(mixed), ahc: nil)
         result.goal = "≥ 1 GB/s (text and attribute)"
         result.met = median(mixed) >= 1 && median(attribute) >= 1
@@ -511,7 +571,8 @@ struct Bench {
             ("bulwark_url_component_gbps", .number(rounded(median(urlComponent)))),
             ("hex_escape_vector_kernel", .bool(kernel)),
         ]
-        result.details = "`HTMLEncoder.text` on 1 MiB with ~10% bytes to escape; prose (~0.7% to escape) "
+        result.details =
+            "`HTMLEncoder.text` on 1 MiB with ~10% bytes to escape; prose (~0.7% to escape) "
             + "\(format(median(prose))) GB/s; plain ASCII (nothing to escape) \(format(median(plain))) GB/s; "
             + "`HTMLEncoder.attribute` on the 10% input \(format(median(attribute))) GB/s; "
             + "`JavaScriptEncoder.stringLiteral` \(format(median(javaScript))) GB/s (prose "
@@ -542,7 +603,9 @@ struct Bench {
             walls.append(run.wallSeconds)
             if let r = run.reportedSeconds { reported.append(r) }
             last = run
-            log("   limbo run \(i + 1)/\(runs): \(format(run.wallSeconds)) s wall, evaluation \(run.reportedSeconds.map { format($0) } ?? "?") s")
+            log(
+                "   limbo run \(i + 1)/\(runs): \(format(run.wallSeconds)) s wall, evaluation \(run.reportedSeconds.map { format($0) } ?? "?") s"
+            )
         }
         var result = BenchResult(name: "limbo", unit: "s", bulwark: median(walls), ahc: nil)
         result.higherIsBetter = false
@@ -554,7 +617,8 @@ struct Bench {
             ("summary", .array((last?.summary ?? []).map { .string($0) })),
             ("exit_status", .int(Int(last?.status ?? -1))),
         ]
-        result.details = "`bulwark limbo` end to end (process start, JSON load, 9,780 cases)"
+        result.details =
+            "`bulwark limbo` end to end (process start, JSON load, 9,780 cases)"
             + (reported.isEmpty ? "" : "; evaluation alone \(format(median(reported))) s")
             + (last?.status == 1 ? "; exit 1: some FAILURE-expected case was accepted" : "")
         self.results.append(result)

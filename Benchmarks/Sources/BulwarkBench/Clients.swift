@@ -109,7 +109,10 @@ final class AHCBenchClient: BenchClient {
         var config = HTTPClient.Configuration(tlsConfiguration: tls)
         config.httpVersion = .http1Only
         config.dnsOverride = ["localhost": "127.0.0.1"]
-        config.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: maximumConnections)
+        config.connectionPool = .init(
+            idleTimeout: .seconds(60),
+            concurrentHTTP1ConnectionsPerHostSoftLimit: maximumConnections
+        )
         config.connectionPool.retryConnectionEstablishment = retryConnections
         config.timeout = .init(connect: .seconds(10), read: .seconds(30))
         self.client = HTTPClient(eventLoopGroup: self.loops.group, configuration: config)

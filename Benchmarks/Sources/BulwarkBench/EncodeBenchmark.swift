@@ -8,7 +8,8 @@ struct EncodeBenchmark {
     static let snippet = "Café review: the <b>best</b> croissant & \"flat white\" in town, isn't it? 5 > 3 — été. "
 
     /// Prose: one apostrophe in ~140 bytes.
-    static let proseSnippet = "The committee's report, published on Monday, recommends that the city invest in cycle lanes and better bus services over the next five years. "
+    static let proseSnippet =
+        "The committee's report, published on Monday, recommends that the city invest in cycle lanes and better bus services over the next five years. "
 
     let input: String
     let plain: String

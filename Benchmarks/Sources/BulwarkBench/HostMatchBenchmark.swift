@@ -42,7 +42,9 @@ struct HostMatchBenchmark {
             let got = self.matcher.match(host)?.value
             let gotCanonical = self.matcher.match(canonicalHost: host)?.value
             guard got == want, gotCanonical == want else {
-                throw BenchError("hostmatch-\(self.count): \(host) matched \(String(describing: got)), expected \(String(describing: want))")
+                throw BenchError(
+                    "hostmatch-\(self.count): \(host) matched \(String(describing: got)), expected \(String(describing: want))"
+                )
             }
         }
     }

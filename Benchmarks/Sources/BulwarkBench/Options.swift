@@ -74,10 +74,14 @@ struct Options: Sendable {
             switch argument {
             case "--quick": options.quick = true
             case "--rounds":
-                guard let n = Int(try value(argument)), n >= 1 else { throw BenchError("--rounds needs a positive integer") }
+                guard let n = Int(try value(argument)), n >= 1 else {
+                    throw BenchError("--rounds needs a positive integer")
+                }
                 explicitRounds = n
             case "--seconds":
-                guard let s = Double(try value(argument)), s > 0 else { throw BenchError("--seconds needs a positive number") }
+                guard let s = Double(try value(argument)), s > 0 else {
+                    throw BenchError("--seconds needs a positive number")
+                }
                 explicitSeconds = s
             case "--json": options.jsonPath = try value(argument)
             case "--markdown": options.markdownPath = try value(argument)
@@ -88,7 +92,9 @@ struct Options: Sendable {
             case "--no-wrk": options.noWrk = true
             case "--shared-event-loops": options.sharedEventLoops = true
             case "--download-bytes":
-                guard let n = Int(try value(argument)), n > 0 else { throw BenchError("--download-bytes needs a positive integer") }
+                guard let n = Int(try value(argument)), n > 0 else {
+                    throw BenchError("--download-bytes needs a positive integer")
+                }
                 options.downloadBytes = n
             case "--child-download": options.childDownload = try value(argument)
             case "--child-port": options.childPort = Int(try value(argument)) ?? 0

@@ -29,11 +29,14 @@ indirect enum JSON: Sendable {
             if items.allSatisfy({ if case .object = $0 { return false } else { return true } }) {
                 return "[" + items.map { $0.render() }.joined(separator: ", ") + "]"
             }
-            return "[\n" + items.map { inner + $0.render(indent: indent + 1) }.joined(separator: ",\n") + "\n" + pad + "]"
+            return "[\n" + items.map { inner + $0.render(indent: indent + 1) }.joined(separator: ",\n") + "\n" + pad
+                + "]"
         case .object(let fields):
             if fields.isEmpty { return "{}" }
             return "{\n"
-                + fields.map { inner + Self.quote($0.0) + ": " + $0.1.render(indent: indent + 1) }.joined(separator: ",\n")
+                + fields.map { inner + Self.quote($0.0) + ": " + $0.1.render(indent: indent + 1) }.joined(
+                    separator: ",\n"
+                )
                 + "\n" + pad + "}"
         }
     }
@@ -113,8 +116,10 @@ struct Machine: Sendable {
 
     static func current(options: Options) -> Machine {
         let cpuinfo = (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8)) ?? ""
-        let cpu = cpuinfo.split(separator: "\n").first { $0.hasPrefix("model name") }
-            .map { $0.split(separator: ":", maxSplits: 1).last?.trimmingCharacters(in: .whitespaces) ?? "" } ?? "unknown"
+        let cpu =
+            cpuinfo.split(separator: "\n").first { $0.hasPrefix("model name") }
+            .map { $0.split(separator: ":", maxSplits: 1).last?.trimmingCharacters(in: .whitespaces) ?? "" }
+            ?? "unknown"
         var name = utsname()
         uname(&name)
         let kernel = withUnsafeBytes(of: &name.release) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }

@@ -176,7 +176,9 @@ func alternate(
             let result = try await leg(client)
             // Every counted response came from the server (no request was served from anywhere else).
             guard result.serverRequests >= result.requests else {
-                throw BenchError("\(name): \(client.label) counted \(result.requests) responses but the server saw \(result.serverRequests) requests")
+                throw BenchError(
+                    "\(name): \(client.label) counted \(result.requests) responses but the server saw \(result.serverRequests) requests"
+                )
             }
             series.legs[client.label, default: []].append(result)
             var clientCPU = ""
@@ -196,7 +198,13 @@ func alternate(
 }
 
 /// Warm-up: the same load as a leg, results discarded, so pools hold warm connections before the first round.
-func warmUp(_ clients: [any BenchClient], server: TestHTTPSServer, concurrency: Int, seconds: Double, close: Bool) async throws {
+func warmUp(
+    _ clients: [any BenchClient],
+    server: TestHTTPSServer,
+    concurrency: Int,
+    seconds: Double,
+    close: Bool
+) async throws {
     for client in clients {
         _ = try await runLeg(
             client: client,

@@ -21,7 +21,9 @@ func runLimbo(binary: String, limboPath: String) throws -> LimboRun {
     let lines = output.stdout.split(separator: "\n").map(String.init)
     var reported: Double?
     for line in lines where line.hasPrefix("elapsed:") {
-        reported = Double(line.dropFirst("elapsed:".count).trimmingCharacters(in: .whitespaces).split(separator: " ").first ?? "")
+        reported = Double(
+            line.dropFirst("elapsed:".count).trimmingCharacters(in: .whitespaces).split(separator: " ").first ?? ""
+        )
     }
     return LimboRun(
         wallSeconds: output.seconds,
