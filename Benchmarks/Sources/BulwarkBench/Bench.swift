@@ -245,7 +245,11 @@ struct Bench {
                 log("   wrk -c\(concurrency): \(format(run.requestsPerSecond, digits: 0)) req/s")
             } catch {
                 log("   wrk failed: \(error)")
+                result.details += "; no wrk ceiling (wrk failed)"
             }
+        } else if !self.options.noWrk {
+            log("   wrk is not installed: no ceiling")
+            result.details += "; no wrk ceiling (wrk not installed)"
         }
         self.results.append(result)
     }
@@ -442,6 +446,7 @@ struct Bench {
                 runs[label, default: []].append(run)
                 log(
                     "  download round \(round + 1)/\(self.options.rounds) \(label): \(format(run.megabytesPerSecond, digits: 0)) MB/s, "
+                        + "client CPU \(format(run.cpuMicrosecondsPerMiB, digits: 0)) µs/MiB, "
                         + "peak RSS \(format(run.peakMiB, digits: 1)) MiB (+\(format(run.growthMiB, digits: 1)) MiB during the download)"
                 )
             }
@@ -449,6 +454,7 @@ struct Bench {
         let rate = { (label: String) in median(runs[label]!.map(\.megabytesPerSecond)) }
         let peak = { (label: String) in median(runs[label]!.map(\.peakMiB)) }
         let growth = { (label: String) in median(runs[label]!.map(\.growthMiB)) }
+        let cpu = { (label: String) in median(runs[label]!.map(\.cpuMicrosecondsPerMiB)) }
         var result = BenchResult(name: "download", unit: "MB/s", bulwark: rate("bulwark"), ahc: rate("ahc"))
         result.goal = "ratio ≥ 1.0, peak RSS < 64 MiB"
         result.met = (result.ratio ?? 0) >= 1.0 && peak("bulwark") < 64
@@ -458,13 +464,17 @@ struct Bench {
             ("ahc_peak_rss_mib", .number((peak("ahc") * 10).rounded() / 10)),
             ("bulwark_rss_growth_mib", .number((growth("bulwark") * 10).rounded() / 10)),
             ("ahc_rss_growth_mib", .number((growth("ahc") * 10).rounded() / 10)),
+            ("bulwark_client_cpu_us_per_mib", .number(cpu("bulwark").rounded())),
+            ("ahc_client_cpu_us_per_mib", .number(cpu("ahc").rounded())),
             ("bulwark_rounds", .array(runs["bulwark"]!.map { .number($0.megabytesPerSecond.rounded()) })),
             ("ahc_rounds", .array(runs["ahc"]!.map { .number($0.megabytesPerSecond.rounded()) })),
         ]
         result.details =
             "\(bytes / (1 << 20)) MiB streamed, one child process per run; peak RSS "
             + "\(format(peak("bulwark"), digits: 1)) / \(format(peak("ahc"), digits: 1)) MiB, growth during download "
-            + "\(format(growth("bulwark"), digits: 1)) / \(format(growth("ahc"), digits: 1)) MiB (Bulwark / AHC)"
+            + "\(format(growth("bulwark"), digits: 1)) / \(format(growth("ahc"), digits: 1)) MiB (Bulwark / AHC); "
+            + "client CPU per MiB \(format(cpu("bulwark"), digits: 0)) / \(format(cpu("ahc"), digits: 0)) µs "
+            + "(the child process during the download; the server, in the parent, bounds the rate)"
         self.results.append(result)
     }
 

@@ -10,11 +10,16 @@ struct DownloadResult: Sendable {
     let rssBeforeKiB: Int
     /// VmHWM after the download: the child's peak RSS over its whole life, KiB.
     let peakKiB: Int
+    /// The child's CPU time (user + system, all threads) during the download alone, seconds: the client's own cost,
+    /// apart from the server's, which bounds the rate on two cores.
+    let cpuSeconds: Double
 
     var megabytesPerSecond: Double { Double(self.bytes) / self.seconds / 1e6 }
     var peakMiB: Double { Double(self.peakKiB) / 1024 }
     /// How far the peak rose above the RSS before the download, MiB.
     var growthMiB: Double { Double(self.peakKiB - self.rssBeforeKiB) / 1024 }
+    /// Client CPU per MiB received, microseconds.
+    var cpuMicrosecondsPerMiB: Double { self.cpuSeconds * 1e6 / (Double(self.bytes) / 1_048_576) }
 }
 
 enum ChildDownload {
@@ -43,14 +48,19 @@ enum ChildDownload {
         _ = try await client.get("/hello", close: false)
         let rssBefore = procStatusKiB("VmRSS") ?? 0
         let start = nowNanos()
+        let cpuStart = processCPUSeconds()
         let count = try await client.get("/bytes/\(options.downloadBytes)", close: false)
+        let cpu = processCPUSeconds() - cpuStart
         let seconds = Double(nowNanos() - start) / 1e9
         let peak = procStatusKiB("VmHWM") ?? 0
         try await client.shutdown()
         guard count == options.downloadBytes else {
             throw BenchError("\(which): downloaded \(count) bytes, expected \(options.downloadBytes)")
         }
-        print("{\"bytes\":\(count),\"seconds\":\(seconds),\"rss_before_kib\":\(rssBefore),\"peak_kib\":\(peak)}")
+        print(
+            "{\"bytes\":\(count),\"seconds\":\(seconds),\"cpu_seconds\":\(cpu),\"rss_before_kib\":\(rssBefore),"
+                + "\"peak_kib\":\(peak)}"
+        )
     }
 
     /// Parent side: runs one child and parses its line.
@@ -68,11 +78,12 @@ enum ChildDownload {
         guard let line = output.stdout.split(separator: "\n").last,
             let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
             let count = object["bytes"] as? Int, let seconds = object["seconds"] as? Double,
-            let before = object["rss_before_kib"] as? Int, let peak = object["peak_kib"] as? Int
+            let before = object["rss_before_kib"] as? Int, let peak = object["peak_kib"] as? Int,
+            let cpu = object["cpu_seconds"] as? Double
         else {
             throw BenchError("download child (\(client)) printed no result: \(output.stdout)")
         }
-        return DownloadResult(bytes: count, seconds: seconds, rssBeforeKiB: before, peakKiB: peak)
+        return DownloadResult(bytes: count, seconds: seconds, rssBeforeKiB: before, peakKiB: peak, cpuSeconds: cpu)
     }
 }
 
