@@ -133,6 +133,15 @@ public final class CookieJar: @unchecked Sendable, CustomStringConvertible, Cust
         fields.map { self.store(field: $0, from: url) }
     }
 
+    // PLACEHOLDER until the policy helper's version is merged.
+    public var epoch: UInt64 { self.locked { self.epochValue } }
+    private var epochValue: UInt64 = 0
+    @discardableResult
+    public func store(setCookieFields fields: [String], from url: URL, epoch: UInt64) -> [Outcome] {
+        guard epoch == self.epoch else { return [] }
+        return fields.map { self.store(field: $0, from: url) }
+    }
+
     private func store(field: String, from url: URL) -> Outcome {
         let parsed: SetCookie
         do {
@@ -330,6 +339,7 @@ public final class CookieJar: @unchecked Sendable, CustomStringConvertible, Cust
     @discardableResult
     public func removeAll() -> Int {
         let removed = self.locked {
+            self.epochValue += 1
             defer { self.entries.removeAll() }
             return self.entries.values.map(\.cookie.value)
         }
