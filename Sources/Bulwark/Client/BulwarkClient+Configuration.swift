@@ -36,6 +36,14 @@ extension BulwarkClient {
         public var cookies: CookieJar? = nil
         /// Send pin-validation failures (enforced and report-only) to collectors; nil sends nothing.
         public var pinFailureReporting: PinFailureReporting? = nil
+        /// Whether a request that fails because the server closed a reused keep-alive connection under it is sent
+        /// once more on a new connection (servers close idle connections at any moment, and the request may have
+        /// crossed the close on the wire). Only requests that are safe to send twice are: idempotent methods (GET,
+        /// HEAD, OPTIONS, TRACE, PUT, DELETE; RFC 9110 section 9.2.2) with a body that can be sent again, and
+        /// requests of which no byte was written. A POST or PATCH that reached the server is never resent, since
+        /// the server may have acted on it; its caller gets ``BulwarkError/Code/remoteConnectionClosed``. On by
+        /// default, as in AsyncHTTPClient and OkHttp; `false` never resends.
+        public var retriesRequestsOnStaleConnections: Bool = true
         /// Connect to another address for a host and port, like curl's `--resolve HOST:PORT:ADDR`: the TLS name
         /// (SNI) and the trust evaluation still use the URL's host. Keys are `"host:port"`.
         public var resolveOverrides: [String: String] = [:]
@@ -91,13 +99,19 @@ extension BulwarkClient {
         public init() {}
     }
 
-    /// Response decompression limits.
+    /// Response decompression limits. A response that breaks either fails with
+    /// ``BulwarkError/Code/decompressionLimitExceeded`` and its connection is closed.
     public struct Decompression: Sendable, Hashable {
         /// The largest accepted ratio of decompressed to compressed bytes.
         public var maximumRatio: Int = 100
+        /// The most bytes one response may inflate to, whatever its ratio: 64 MiB by default. A ratio alone bounds
+        /// nothing when the compressed body is large, and a high ratio limit (for data that compresses well) would
+        /// otherwise let a small body inflate without end. Raise it for large compressed downloads.
+        public var maximumSize: Int = 64 << 20
 
-        public init(maximumRatio: Int = 100) {
+        public init(maximumRatio: Int = 100, maximumSize: Int = 64 << 20) {
             self.maximumRatio = maximumRatio
+            self.maximumSize = maximumSize
         }
     }
 }

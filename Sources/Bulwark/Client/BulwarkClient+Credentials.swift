@@ -53,10 +53,13 @@ extension BulwarkClient {
         return summary
     }
 
-    /// A hop's response, with the names of the headers the credential store attached to it.
+    /// A hop's response, with what the credential store attached to it.
     struct SentHop {
         var response: BulwarkResponse
+        /// The lower-case names of the headers the store's credentials went in.
         var storeCredentials: [String]
+        /// The store entries whose credentials the hop carried: all the next hop may carry.
+        var storeEntries: Set<CredentialStore.EntryID>
         /// Whether the hop's URL was in a credential's scope, though its credentials were withheld.
         var withheldInScope = false
     }
@@ -78,13 +81,17 @@ extension BulwarkClient {
     /// cookies, sends it, stores the response's cookies, and after a 401 to a request that carried store
     /// credentials asks their providers for new ones and sends it once more.
     ///
-    /// - Parameter attachesStoreCredentials: False for a redirect hop after the chain left a credential's scope:
-    ///   the store's credentials are withheld (its `.refuse` policy still applies).
+    /// - Parameters:
+    ///   - carrying: For a redirect hop, the store entries the previous hop carried: only those may be attached (the
+    ///     others are withheld; the store's `.refuse` policy still applies). Nil for the request itself.
+    ///   - cookieEpoch: The cookie jar's epoch when the request started: a response stores cookies only if no
+    ///     sign-out happened since.
     func sendHop(
         _ request: BulwarkRequest,
         deadline: NIODeadline?,
         requestID: UInt64,
-        attachesStoreCredentials: Bool = true
+        carrying: Set<CredentialStore.EntryID>? = nil,
+        cookieEpoch: UInt64?
     ) async throws -> SentHop {
         let target = try self.admit(request, requestID: requestID)
         let store = self.configuration.credentials
@@ -97,25 +104,19 @@ extension BulwarkClient {
                 deadline: deadline,
                 credentialEpoch: carries ? self.pool.credentialEpoch : nil
             )
-            return SentHop(response: response, storeCredentials: [])
+            return SentHop(response: response, storeCredentials: [], storeEntries: [])
         }
         var retried = false
         while true {
             let epoch = self.pool.credentialEpoch
             var outgoing = request
-            var withheld = false
-            let attached: [String]
-            if attachesStoreCredentials {
-                attached = try await self.attachStoreCredentials(to: &outgoing, host: target.host, requestID: requestID)
-            } else {
-                attached = []
-                if let store {
-                    withheld = store.isInScope(request.url)
-                    if !withheld && store.outOfScopeRequests == .refuse && store.count > 0 {
-                        throw self.refuseOutOfScope(request.url, host: target.host, requestID: requestID)
-                    }
-                }
-            }
+            let attachment = try await self.attachStoreCredentials(
+                to: &outgoing,
+                among: carrying,
+                host: target.host,
+                requestID: requestID
+            )
+            let attached = attachment.names
             if let jar, let cookies = jar.cookieHeaderValue(for: request.url) {
                 if let existing = outgoing.headers.first(name: "cookie") {
                     outgoing.headers.replaceOrAdd(name: "cookie", value: existing + "; " + cookies)
@@ -130,57 +131,66 @@ extension BulwarkClient {
                 deadline: deadline,
                 credentialEpoch: carries ? epoch : nil
             )
-            if let jar {
+            if let jar, let cookieEpoch {
                 let fields = response.headers["set-cookie"]
-                if !fields.isEmpty { jar.store(setCookieFields: fields, from: request.url) }
+                if !fields.isEmpty { jar.store(setCookieFields: fields, from: request.url, epoch: cookieEpoch) }
             }
+            let hop = SentHop(
+                response: response,
+                storeCredentials: attached,
+                storeEntries: attachment.entries,
+                withheldInScope: attachment.withheldInScope
+            )
             guard response.status == .unauthorized, !retried, !attached.isEmpty, let store,
                 request.body?.isReplayable ?? true
             else {
-                return SentHop(response: response, storeCredentials: attached, withheldInScope: withheld)
+                return hop
             }
             retried = true
             let refreshed: Bool
             do {
-                refreshed = try await store.refreshAfterRejection(for: request.url)
+                refreshed = try await store.refreshAfterRejection(for: request.url, among: attachment.entries)
             } catch {
                 await Self.discard(response.body)
                 throw BulwarkError(.credentialRefreshFailed, host: target.host, detail: String(describing: error))
             }
             guard refreshed else {
-                return SentHop(response: response, storeCredentials: attached)
+                return hop
             }
             await Self.discard(response.body)
         }
     }
 
-    /// Attaches the store's credentials whose scope contains the request's URL.
+    /// Attaches the store's credentials whose scope contains the request's URL, of the entries in `allowed` (all
+    /// when nil).
     ///
-    /// - Returns: The lower-case names of the headers attached.
+    /// - Returns: The lower-case names of the headers attached, the entries attached, and whether an in-scope entry
+    ///   was withheld because `allowed` did not list it.
     private func attachStoreCredentials(
         to request: inout BulwarkRequest,
+        among allowed: Set<CredentialStore.EntryID>?,
         host: String,
         requestID: UInt64
-    ) async throws -> [String] {
-        guard let store = self.configuration.credentials else { return [] }
+    ) async throws -> (names: [String], entries: Set<CredentialStore.EntryID>, withheldInScope: Bool) {
+        guard let store = self.configuration.credentials else { return ([], [], false) }
         var fields = request.headers.map { (name: $0.name, value: $0.value) }
-        let attachment: CredentialAttachment
+        let record: CredentialStore.AttachmentRecord
         do {
-            attachment = try await store.attach(to: &fields, for: request.url)
+            record = try await store.attach(to: &fields, for: request.url, among: allowed)
         } catch {
             throw BulwarkError(.credentialRefreshFailed, host: host, detail: String(describing: error))
         }
-        switch attachment {
+        switch record.attachment {
         case .refused:
             throw self.refuseOutOfScope(request.url, host: host, requestID: requestID)
         case .nothingInScope:
-            return []
+            return ([], [], record.withheldInScope)
         case .attached(let names):
             var headers = HTTPHeaders()
             headers.reserveCapacity(fields.count)
             for field in fields { headers.add(name: field.name, value: field.value) }
             request.headers = headers
-            return names
+            return (names, record.entries, record.withheldInScope)
         }
     }
 
@@ -197,11 +207,20 @@ extension BulwarkClient {
     }
 
     /// Reports the store credentials a redirect hop did not carry: because its URL is outside their scope, or
-    /// because the chain left their scope earlier.
-    func reportCredentialsWithheld(_ names: [String], hop: SentHop, from: URL, to: URL, requestID: UInt64) {
+    /// because the hop before it did not carry them (the chain left their scope earlier, or never carried them).
+    func reportCredentialsWithheld(
+        _ names: [String],
+        hop: SentHop,
+        previousCarriedAny: Bool,
+        from: URL,
+        to: URL,
+        requestID: UInt64
+    ) {
         if hop.withheldInScope {
             self.configuration.eventMonitor.record(
-                SecurityEvent.credentialsWithheldAfterScopeExit(from: from, to: to, requestID: requestID)
+                previousCarriedAny
+                    ? SecurityEvent.credentialsNotCarriedBefore(from: from, to: to, requestID: requestID)
+                    : SecurityEvent.credentialsWithheldAfterScopeExit(from: from, to: to, requestID: requestID)
             )
         } else if !names.isEmpty {
             self.configuration.eventMonitor.record(

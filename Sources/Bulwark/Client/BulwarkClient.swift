@@ -51,7 +51,7 @@ public final class BulwarkClient: Sendable {
         } catch {
             throw BulwarkError(.tlsHandshakeFailed, host: nil, detail: "invalid TLS options: \(error)")
         }
-        self.pool = ConnectionPool(options: configuration.pool)
+        self.pool = ConnectionPool(options: configuration.pool, eventLoopGroup: eventLoopGroup)
         self.fixedSensitiveHeaderNames = RedirectPolicy.defaultCredentialHeaders.union(
             configuration.redirects.credentialHeaders.map { $0.lowercased() }
         )
@@ -63,13 +63,18 @@ public final class BulwarkClient: Sendable {
     /// ``RedirectPolicy/decide(_:)``: the request is rewritten (method, body, stripped credentials), every hop is
     /// reported to the event monitor, and the response's ``BulwarkResponse/redirects`` lists them.
     ///
-    /// - Parameter deadline: when the whole exchange, redirects and body included, must be over.
+    /// - Parameter deadline: when the whole exchange must be over: waiting for a pooled connection, connecting, the
+    ///   TLS handshake, every redirect hop and the response body. Passing it fails the request with
+    ///   ``BulwarkError/Code/deadlineExceeded``, whichever of these it is in.
     /// - Throws: ``BulwarkError``; ``BulwarkError/Code/redirectRefused`` when the policy refuses a hop (unless it
-    ///   returns the redirect response instead). Cancelling the task cancels the request.
+    ///   returns the redirect response instead). Cancelling the task cancels the request at any stage, with
+    ///   ``BulwarkError/Code/cancelled``.
     public func execute(_ request: BulwarkRequest, deadline: NIODeadline? = nil) async throws -> BulwarkResponse {
         let policy = self.configuration.redirects
         let requestID = Self.nextRequestID()
-        var sent = try await self.sendHop(request, deadline: deadline, requestID: requestID)
+        // The session the request started in: after a sign-out, none of its responses may store a cookie.
+        let cookieEpoch = self.configuration.cookies?.epoch
+        var sent = try await self.sendHop(request, deadline: deadline, requestID: requestID, cookieEpoch: cookieEpoch)
         var response = sent.response
         guard policy.followsRedirects, RedirectPolicy.redirectStatuses.contains(Int(response.status.code)) else {
             return response
@@ -79,7 +84,6 @@ public final class BulwarkClient: Sendable {
         var current = request
         var chain = RedirectChain(startingAt: request.url)
         var history: [RedirectRecord] = []
-        var storeCredentialsAllowed = !sent.storeCredentials.isEmpty
         repeat {
             let hop = RedirectHop(
                 request: RedirectRequest(
@@ -125,26 +129,26 @@ public final class BulwarkClient: Sendable {
                     headers: headers,
                     body: follow.keepsBody ? current.body : nil
                 )
-                let previousCredentials = sent.storeCredentials
+                // A hop may carry only the store entries the hop before it carried: a response chooses the hop's
+                // method, path and body, so it must never gain a credential the request did not already have (one
+                // scoped elsewhere on the same origin), and once the chain left an entry's scope the entry is not
+                // attached again (the store analogue of Go's CVE-2024-45336).
+                let previousHop = sent
                 sent = try await self.sendHop(
                     current,
                     deadline: deadline,
                     requestID: requestID,
-                    attachesStoreCredentials: storeCredentialsAllowed
+                    carrying: previousHop.storeEntries,
+                    cookieEpoch: cookieEpoch
                 )
                 self.reportCredentialsWithheld(
-                    previousCredentials.filter { !sent.storeCredentials.contains($0) },
+                    previousHop.storeCredentials.filter { !sent.storeCredentials.contains($0) },
                     hop: sent,
+                    previousCarriedAny: !previousHop.storeEntries.isEmpty,
                     from: previous.url,
                     to: current.url,
                     requestID: requestID
                 )
-                // Once the chain has been outside a credential's scope, no store credential is attached again:
-                // the server outside could otherwise send the client back with a method, path and body of its
-                // choosing (the store analogue of Go's CVE-2024-45336).
-                if sent.storeCredentials.isEmpty || !previousCredentials.allSatisfy(sent.storeCredentials.contains) {
-                    storeCredentialsAllowed = false
-                }
                 response = sent.response
             }
         } while RedirectPolicy.redirectStatuses.contains(Int(response.status.code))
@@ -194,7 +198,8 @@ public final class BulwarkClient: Sendable {
         let key = ConnectionPool.Key(scheme: target.scheme, host: target.host, port: target.port)
         var retried = false
         while true {
-            let acquired = try await self.pool.acquire(key)
+            let acquired = try await self.pool.acquire(key, deadline: deadline)
+            let written = NIOLockedValueBox(false)
             do {
                 return try await self.send(
                     request,
@@ -202,17 +207,31 @@ public final class BulwarkClient: Sendable {
                     acquired: acquired,
                     key: key,
                     deadline: deadline,
-                    credentialEpoch: credentialEpoch
+                    credentialEpoch: credentialEpoch,
+                    written: written
                 )
             } catch let error as BulwarkError
                 where error.code == .remoteConnectionClosed && !retried && acquired.isReused
-                && (request.body?.isReplayable ?? true)
+                && self.mayRetry(request, written: written.withLockedValue { $0 })
             {
-                // The server closed an idle keep-alive connection as the request went out: one fresh attempt.
+                // The server closed a keep-alive connection as the request went out: one fresh attempt.
                 retried = true
             }
         }
     }
+
+    /// Whether a request that failed on a reused connection, closed under it, may be sent again on a new one: only
+    /// when retries are on and the body can be sent again, and then only an idempotent request (RFC 9110 section
+    /// 9.2.2: the server may have acted on the first copy) or one of which no byte was written.
+    private func mayRetry(_ request: BulwarkRequest, written: Bool) -> Bool {
+        guard self.configuration.retriesRequestsOnStaleConnections, request.body?.isReplayable ?? true else {
+            return false
+        }
+        return !written || Self.idempotentMethods.contains(request.method)
+    }
+
+    /// RFC 9110 section 9.2.2.
+    static let idempotentMethods: [HTTPMethod] = [.GET, .HEAD, .OPTIONS, .TRACE, .PUT, .DELETE]
 
     /// The largest redirect body read to its end so that its connection can be reused; a longer one is dropped, which
     /// closes the connection.
@@ -272,13 +291,18 @@ public final class BulwarkClient: Sendable {
     /// connection (or in one submitted task on a pooled one), and the task resumes with the response head. A
     /// connection's readiness is never reported back to the task first, which would cost two thread wake-ups per
     /// new connection (one to the task's executor, one back to the event loop).
+    ///
+    /// Cancellation and the deadline end the wait at any stage: before the exchange started (while connecting or
+    /// shaking hands) the request fails at once and a connection that completes later goes to the pool unused; once
+    /// it started, the exchange fails and its connection closes.
     private func send(
         _ request: BulwarkRequest,
         target: RequestTarget,
         acquired: ConnectionPool.Acquired,
         key: ConnectionPool.Key,
         deadline: NIODeadline?,
-        credentialEpoch: Int?
+        credentialEpoch: Int?,
+        written: NIOLockedValueBox<Bool>
     ) async throws -> BulwarkResponse {
         let head = self.makeHead(request, target: target)
         let bodyBuffer: ByteBuffer?
@@ -291,8 +315,17 @@ public final class BulwarkClient: Sendable {
         let host = target.host
         let pool = self.pool
         let sensitiveHeaderNames = self.sensitiveHeaderNames
+        // Set (with the error) when the request was cancelled or timed out before its exchange started.
+        let abandoned = NIOLockedValueBox<BulwarkError?>(nil)
         // On the connection's event loop.
         let start: @Sendable (ConnectionPool.Lease) -> EventLoopFuture<Started> = { lease in
+            if let error = abandoned.withLockedValue({ $0 }) {
+                // Nobody waits for this exchange any more: the connection serves the pool's next request instead.
+                if case .http1(let connection) = lease.connection {
+                    pool.release(connection, key: key, reusable: true)
+                }
+                return lease.connection.channel.eventLoop.makeFailedFuture(error)
+            }
             if let credentialEpoch { lease.connection.markCarriedCredentials(epoch: credentialEpoch) }
             let begin = { (handler: NIOLoopBound<HTTPExchangeHandler>, onComplete: @escaping (Bool) -> Void) in
                 let promise = handler.eventLoop.makePromise(of: (HTTPResponseHead, ResponseBodyProducer).self)
@@ -302,13 +335,15 @@ public final class BulwarkClient: Sendable {
                     requestKeepAlive: head.isKeepAlive,
                     onComplete: onComplete
                 )
-                handler.value.start(
+                if handler.value.start(
                     exchange,
                     head: head,
                     body: bodyBuffer,
                     endsRequest: streamProducer == nil,
                     deadline: deadline
-                )
+                ) {
+                    written.withLockedValue { $0 = true }
+                }
                 return promise.futureResult
             }
             switch lease.connection {
@@ -331,23 +366,37 @@ public final class BulwarkClient: Sendable {
             started = lease.connection.channel.eventLoop.flatSubmit { start(lease) }
         case .connect:
             let eventLoop = self.connector.eventLoopGroup.next()
-            started = self.connector.connect(to: target, on: eventLoop)
+            started = self.connector.connect(to: target, on: eventLoop, deadline: deadline)
                 .flatMapErrorThrowing { error in
                     pool.connectFailed(key)
                     throw error
                 }
                 .flatMap { connection in start(pool.connected(connection, key: key)) }
         }
+        // What the task waits for until the exchange has started: `started`, or its abandonment (cancellation, or the
+        // deadline while connecting), whichever comes first. A promise completed twice keeps its first result.
+        let ready = started.eventLoop.makePromise(of: Started.self)
+        started.cascade(to: ready)
+        let abandon: @Sendable (BulwarkError) -> Void = { error in
+            abandoned.withLockedValue { $0 = $0 ?? error }
+            ready.fail(error)
+        }
+        let deadlineTimer = deadline.map { deadline in
+            started.eventLoop.scheduleTask(deadline: deadline) {
+                abandon(BulwarkError(.deadlineExceeded, host: host))
+            }
+        }
+        started.whenComplete { _ in deadlineTimer?.cancel() }
         return try await withTaskCancellationHandler {
             let exchange: Started
             let responseHead: HTTPResponseHead
             let producer: ResponseBodyProducer
             if let streamProducer {
-                exchange = try await started.get()
+                exchange = try await ready.futureResult.get()
                 try await self.stream(streamProducer, through: exchange.handler, host: host)
                 (responseHead, producer) = try await exchange.head.get()
             } else {
-                (exchange, (responseHead, producer)) = try await started.flatMap { exchange in
+                (exchange, (responseHead, producer)) = try await ready.futureResult.flatMap { exchange in
                     exchange.head.map { (exchange, $0) }
                 }.get()
             }
@@ -360,6 +409,7 @@ public final class BulwarkClient: Sendable {
                 body: BulwarkResponse.Body(producer: producer, host: host)
             )
         } onCancel: {
+            abandon(BulwarkError(.cancelled, host: host))
             // On the connection's event loop, once the exchange has started (at once if it has).
             started.whenSuccess { $0.handler.value.fail(BulwarkError(.cancelled, host: host)) }
         }

@@ -10,7 +10,10 @@ import NIOCore
 /// - Idle connections close after `idleTimeout`, and are dropped as soon as the server closes them.
 ///
 /// - Sign-out: ``signOut()`` starts a new credential epoch and closes the connections that carried credentials of
-///   earlier ones (idle ones at once, busy HTTP/1.1 ones when their exchange ends).
+///   earlier ones (idle ones at once, busy HTTP/1.1 ones when their exchange ends). A connection marked with an
+///   earlier epoch after the sign-out (a request whose lease was taken before it) is retired when it is next looked
+///   at: an HTTP/1.1 one when released, an HTTP/2 one by the next ``acquire(_:deadline:)``.
+/// - A request waiting for a connection stops waiting at its deadline or when its task is cancelled.
 ///
 /// All state lives behind one lock; no I/O happens while it is held.
 final class ConnectionPool: Sendable {
@@ -43,7 +46,26 @@ final class ConnectionPool: Sendable {
         /// further requests wait for it rather than dial more connections that may all turn out to be HTTP/2.
         var knownHTTP1 = false
         var http2: HTTP2Connection?
-        var waiters: [CheckedContinuation<Lease?, any Error>] = []
+        var waiters: [Waiter] = []
+    }
+
+    /// A request waiting for a connection: resumed with a lease, with nil (try again: a slot may be free), or with
+    /// an error (deadline, cancellation, shutdown).
+    private struct Waiter {
+        var id: Int
+        var continuation: CheckedContinuation<Lease?, any Error>
+        /// Ends the wait at the request's deadline; cancelled when the waiter is resumed otherwise.
+        var deadlineTimer: Scheduled<Void>?
+
+        func resume(returning lease: Lease?) {
+            self.deadlineTimer?.cancel()
+            self.continuation.resume(returning: lease)
+        }
+
+        func resume(throwing error: any Error) {
+            self.deadlineTimer?.cancel()
+            self.continuation.resume(throwing: error)
+        }
     }
 
     private struct State {
@@ -52,13 +74,17 @@ final class ConnectionPool: Sendable {
         var isShutdown = false
         /// Incremented by each sign-out; connections record the epoch of the credentials they carried.
         var credentialEpoch = 0
+        var nextWaiterID = 0
     }
 
     private let state = NIOLockedValueBox(State())
     private let options: BulwarkClient.PoolOptions
+    /// Runs the waiters' deadline timers.
+    private let eventLoopGroup: any EventLoopGroup
 
-    init(options: BulwarkClient.PoolOptions) {
+    init(options: BulwarkClient.PoolOptions, eventLoopGroup: any EventLoopGroup) {
         self.options = options
+        self.eventLoopGroup = eventLoopGroup
     }
 
     /// What ``acquire(_:)`` gives a request.
@@ -81,20 +107,32 @@ final class ConnectionPool: Sendable {
     ///
     /// The pool does not open connections itself, so that the caller can go on from the new connection's event
     /// loop (start its request there) without a hop back to its task.
-    func acquire(_ key: Key) async throws -> Acquired {
+    ///
+    /// - Throws: ``BulwarkError`` with ``BulwarkError/Code/deadlineExceeded`` when `deadline` passes while waiting,
+    ///   ``BulwarkError/Code/cancelled`` when the task is cancelled while waiting, or
+    ///   ``BulwarkError/Code/clientShutdown``.
+    func acquire(_ key: Key, deadline: NIODeadline? = nil) async throws -> Acquired {
         while true {
             enum Action {
                 case use(Lease, Scheduled<Void>?)
                 case connect
                 case wait
             }
+            var retired: (any Channel)?
             let action: Action = try self.state.withLockedValue { state in
                 guard !state.isShutdown else { throw BulwarkError(.clientShutdown, host: key.host) }
                 var perKey = state.keys[key, default: PerKey()]
                 defer { state.keys[key] = perKey }
                 if let http2 = perKey.http2 {
-                    if http2.channel.isActive { return .use(Lease(connection: .http2(http2), isReused: true), nil) }
-                    perKey.http2 = nil
+                    if PooledConnection.http2(http2).carriedCredentials(before: state.credentialEpoch) {
+                        // Marked with a signed-out session's credentials after that sign-out ran.
+                        retired = http2.channel
+                        perKey.http2 = nil
+                    } else if http2.channel.isActive {
+                        return .use(Lease(connection: .http2(http2), isReused: true), nil)
+                    } else {
+                        perKey.http2 = nil
+                    }
                 }
                 while let idle = perKey.idle.popLast() {
                     if idle.connection.channel.isActive {
@@ -110,6 +148,7 @@ final class ConnectionPool: Sendable {
                 }
                 return .wait
             }
+            retired?.close(promise: nil)
             switch action {
             case .use(let lease, let timer):
                 timer?.cancel()
@@ -117,17 +156,63 @@ final class ConnectionPool: Sendable {
             case .connect:
                 return .connect
             case .wait:
-                let handed: Lease? = try await withCheckedThrowingContinuation { continuation in
-                    let shutdown = self.state.withLockedValue { state -> Bool in
-                        if state.isShutdown { return true }
-                        state.keys[key, default: PerKey()].waiters.append(continuation)
-                        return false
-                    }
-                    if shutdown { continuation.resume(throwing: BulwarkError(.clientShutdown, host: key.host)) }
-                }
-                if let handed { return .leased(handed) }
+                if let handed = try await self.wait(for: key, deadline: deadline) { return .leased(handed) }
             }
         }
+    }
+
+    /// Waits for a connection of `key` to be handed over or for a slot to free up (nil), until `deadline` or the
+    /// task's cancellation.
+    private func wait(for key: Key, deadline: NIODeadline?) async throws -> Lease? {
+        if let deadline, deadline <= .now() {
+            throw BulwarkError(.deadlineExceeded, host: key.host, detail: "while waiting for a connection")
+        }
+        let id = self.state.withLockedValue { state in
+            state.nextWaiterID += 1
+            return state.nextWaiterID
+        }
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                let timer = deadline.map { deadline in
+                    self.eventLoopGroup.any().scheduleTask(deadline: deadline) {
+                        self.abandonWait(
+                            key: key,
+                            id: id,
+                            error: BulwarkError(
+                                .deadlineExceeded,
+                                host: key.host,
+                                detail: "while waiting for a connection"
+                            )
+                        )
+                    }
+                }
+                let shutdown = self.state.withLockedValue { state -> Bool in
+                    if state.isShutdown { return true }
+                    state.keys[key, default: PerKey()].waiters.append(
+                        Waiter(id: id, continuation: continuation, deadlineTimer: timer)
+                    )
+                    return false
+                }
+                if shutdown {
+                    timer?.cancel()
+                    continuation.resume(throwing: BulwarkError(.clientShutdown, host: key.host))
+                } else if Task.isCancelled {
+                    // Cancelled before the waiter was in the list, where the cancellation handler looked for it.
+                    self.abandonWait(key: key, id: id, error: BulwarkError(.cancelled, host: key.host))
+                }
+            }
+        } onCancel: {
+            self.abandonWait(key: key, id: id, error: BulwarkError(.cancelled, host: key.host))
+        }
+    }
+
+    /// Ends a wait with `error`, if the waiter is still waiting.
+    private func abandonWait(key: Key, id: Int, error: BulwarkError) {
+        let waiter = self.state.withLockedValue { state -> Waiter? in
+            guard let index = state.keys[key]?.waiters.firstIndex(where: { $0.id == id }) else { return nil }
+            return state.keys[key]?.waiters.remove(at: index)
+        }
+        waiter?.resume(throwing: error)
     }
 
     /// Takes a new connection opened for a ``Acquired/connect`` slot into the pool and leases it to the request
@@ -137,7 +222,7 @@ final class ConnectionPool: Sendable {
         switch connection {
         case .http1(let http1):
             // Now that the origin is known to speak HTTP/1.1, waiters may dial connections of their own.
-            let waiters = self.state.withLockedValue { state -> [CheckedContinuation<Lease?, any Error>] in
+            let waiters = self.state.withLockedValue { state -> [Waiter] in
                 guard state.keys[key]?.knownHTTP1 == false else { return [] }
                 state.keys[key]?.knownHTTP1 = true
                 let waiters = state.keys[key]?.waiters ?? []
@@ -147,7 +232,7 @@ final class ConnectionPool: Sendable {
             for waiter in waiters { waiter.resume(returning: nil) }
             channel.closeFuture.whenComplete { _ in self.closed(http1, key: key) }
         case .http2(let http2):
-            let waiters = self.state.withLockedValue { state -> [CheckedContinuation<Lease?, any Error>] in
+            let waiters = self.state.withLockedValue { state -> [Waiter] in
                 var perKey = state.keys[key, default: PerKey()]
                 perKey.open -= 1
                 perKey.knownHTTP1 = false
@@ -170,9 +255,9 @@ final class ConnectionPool: Sendable {
     /// Gives an HTTP/1.1 connection back after its exchange: kept when `reusable`, otherwise closed.
     func release(_ connection: HTTP1Connection, key: Key, reusable: Bool) {
         enum Next {
-            case handOff(CheckedContinuation<Lease?, any Error>)
+            case handOff(Waiter)
             case keptIdle(generation: Int)
-            case close(wake: CheckedContinuation<Lease?, any Error>?)
+            case close(wake: Waiter?)
         }
         let next: Next = self.state.withLockedValue { state in
             var perKey = state.keys[key, default: PerKey()]
@@ -224,7 +309,7 @@ final class ConnectionPool: Sendable {
 
     /// The server (or anything else) closed an HTTP/1.1 connection: forget it if it was idle.
     private func closed(_ connection: HTTP1Connection, key: Key) {
-        let wake = self.state.withLockedValue { state -> CheckedContinuation<Lease?, any Error>? in
+        let wake = self.state.withLockedValue { state -> Waiter? in
             guard let index = state.keys[key]?.idle.firstIndex(where: { $0.connection === connection }) else {
                 return nil
             }
@@ -237,7 +322,7 @@ final class ConnectionPool: Sendable {
 
     /// Gives back a ``Acquired/connect`` slot whose connection could not be opened, and wakes one waiter.
     func connectFailed(_ key: Key) {
-        let wake = self.state.withLockedValue { state -> CheckedContinuation<Lease?, any Error>? in
+        let wake = self.state.withLockedValue { state -> Waiter? in
             state.keys[key]?.open -= 1
             return state.keys[key]?.waiters.isEmpty == false ? state.keys[key]?.waiters.removeFirst() : nil
         }
@@ -298,10 +383,10 @@ final class ConnectionPool: Sendable {
     /// Closes every pooled connection and fails waiting requests. Connections serving a request close when the
     /// request ends.
     func shutdown() async {
-        let (channels, waiters) = self.state.withLockedValue { state -> ([any Channel], [CheckedContinuation<Lease?, any Error>]) in
+        let (channels, waiters) = self.state.withLockedValue { state -> ([any Channel], [Waiter]) in
             state.isShutdown = true
             var channels: [any Channel] = []
-            var waiters: [CheckedContinuation<Lease?, any Error>] = []
+            var waiters: [Waiter] = []
             for (key, perKey) in state.keys {
                 channels += perKey.idle.map(\.connection.channel)
                 for idle in perKey.idle { idle.timer?.cancel() }

@@ -65,11 +65,13 @@ struct Connector: Sendable {
     /// goes on with the connection in a callback of this future stays on that loop, without a thread hop.
     ///
     /// The future fails with a ``BulwarkError`` only: ``BulwarkError/Code/trustRefused`` with the refusal, a
-    /// connect or handshake timeout, or a connect or handshake failure.
+    /// connect or handshake timeout, or a connect or handshake failure; with ``BulwarkError/Code/deadlineExceeded``
+    /// when `deadline` comes before the connect or handshake timeout runs out.
     func connectTLS<Configured: Sendable>(
         host: String,
         port: Int,
         on eventLoop: any EventLoop,
+        deadline: NIODeadline? = nil,
         configure: @escaping @Sendable (any Channel, String?) throws -> Configured
     ) -> EventLoopFuture<(any Channel, Configured, ServerTrustInfo)> {
         let verification = TrustVerification(
@@ -85,8 +87,9 @@ struct Connector: Sendable {
         let sslContext = self.sslContext
         let serverName = HostName.isIPAddress(host) ? nil : host
         let (connectHost, connectPort) = self.resolve(host: host, port: port)
+        let connectLimit = Self.limit(self.configuration.timeouts.connect, by: deadline)
         let bootstrap = ClientBootstrap(group: eventLoop)
-            .connectTimeout(self.configuration.timeouts.connect)
+            .connectTimeout(connectLimit.timeout)
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
             .channelOption(.recvAllocator, value: Self.receiveAllocator)
             .channelInitializer { channel in
@@ -122,11 +125,15 @@ struct Connector: Sendable {
         return Self.connect(bootstrap, host: connectHost, port: connectPort)
             .flatMapError { error -> EventLoopFuture<any Channel> in
                 handshakePromise.fail(error)
-                return eventLoop.makeFailedFuture(Self.mapConnectError(error, host: host))
+                return eventLoop.makeFailedFuture(
+                    Self.mapConnectError(error, host: host, deadlineBound: connectLimit.deadlineBound)
+                )
             }
             .flatMap { channel -> EventLoopFuture<(any Channel, Configured, ServerTrustInfo)> in
-                let timeout = eventLoop.scheduleTask(in: handshakeTimeout) {
-                    handshakePromise.fail(BulwarkError(.tlsHandshakeTimeout, host: host))
+                let handshakeLimit = Self.limit(handshakeTimeout, by: deadline)
+                let timeout = eventLoop.scheduleTask(in: handshakeLimit.timeout) {
+                    let code: BulwarkError.Code = handshakeLimit.deadlineBound ? .deadlineExceeded : .tlsHandshakeTimeout
+                    handshakePromise.fail(BulwarkError(code, host: host, detail: "during the TLS handshake"))
                     channel.close(promise: nil)
                 }
                 // Cancel the moment the handshake ends.
@@ -152,14 +159,18 @@ struct Connector: Sendable {
     }
 
     /// Opens an HTTP connection to `target` on `eventLoop`; the future completes on that loop, failed only with a
-    /// ``BulwarkError``.
-    func connect(to target: RequestTarget, on eventLoop: any EventLoop) -> EventLoopFuture<PooledConnection> {
+    /// ``BulwarkError`` (``BulwarkError/Code/deadlineExceeded`` when `deadline` ends connecting or the handshake).
+    func connect(
+        to target: RequestTarget,
+        on eventLoop: any EventLoop,
+        deadline: NIODeadline? = nil
+    ) -> EventLoopFuture<PooledConnection> {
         let id = Self.nextID.withLockedValue { value in
             value += 1
             return value
         }
         if !target.isTLS {
-            return self.connectPlain(to: target, id: id, on: eventLoop)
+            return self.connectPlain(to: target, id: id, on: eventLoop, deadline: deadline)
         }
         enum Configured: Sendable {
             case http1(NIOLoopBound<HTTPExchangeHandler>)
@@ -168,12 +179,14 @@ struct Connector: Sendable {
         let decompression = self.configuration.decompression
         let idleRead = self.configuration.timeouts.idleRead
         let host = target.host
-        return self.connectTLS(host: target.host, port: target.port, on: eventLoop) { channel, negotiated in
+        return self.connectTLS(host: target.host, port: target.port, on: eventLoop, deadline: deadline) {
+            channel,
+            negotiated in
             let sync = channel.pipeline.syncOperations
             if negotiated == "h2" {
                 let multiplexer = try sync.configureHTTP2Pipeline(
                     mode: .client,
-                    connectionConfiguration: .init(),
+                    connectionConfiguration: Self.http2ConnectionConfiguration,
                     streamConfiguration: .init()
                 ) { stream in stream.eventLoop.makeSucceededVoidFuture() }
                 return Configured.http2(NIOLoopBound(multiplexer, eventLoop: channel.eventLoop))
@@ -200,19 +213,23 @@ struct Connector: Sendable {
         }
     }
 
-    private func connectPlain(to target: RequestTarget, id: Int, on eventLoop: any EventLoop) -> EventLoopFuture<
-        PooledConnection
-    > {
+    private func connectPlain(
+        to target: RequestTarget,
+        id: Int,
+        on eventLoop: any EventLoop,
+        deadline: NIODeadline?
+    ) -> EventLoopFuture<PooledConnection> {
         let (connectHost, connectPort) = self.resolve(host: target.host, port: target.port)
+        let connectLimit = Self.limit(self.configuration.timeouts.connect, by: deadline)
         let bootstrap = ClientBootstrap(group: eventLoop)
-            .connectTimeout(self.configuration.timeouts.connect)
+            .connectTimeout(connectLimit.timeout)
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
             .channelOption(.recvAllocator, value: Self.receiveAllocator)
         let decompression = self.configuration.decompression
         let idleRead = self.configuration.timeouts.idleRead
         let host = target.host
         return Self.connect(bootstrap, host: connectHost, port: connectPort)
-            .flatMapErrorThrowing { throw Self.mapConnectError($0, host: host) }
+            .flatMapErrorThrowing { throw Self.mapConnectError($0, host: host, deadlineBound: connectLimit.deadlineBound) }
             .flatMapThrowing { channel in
                 // On the channel's event loop: the bootstrap's group is that one loop.
                 let handler: HTTPExchangeHandler
@@ -246,23 +263,36 @@ struct Connector: Sendable {
         idleRead: TimeAmount
     ) throws -> HTTPExchangeHandler {
         try sync.addHTTPClientHandlers(leftOverBytesStrategy: .forwardBytes)
-        let handler = HTTPExchangeHandler(host: host)
-        try Self.addResponseHandlers(to: sync, handler: handler, decompression: decompression, idleRead: idleRead)
-        return handler
+        return try Self.addResponseHandlers(to: sync, host: host, decompression: decompression, idleRead: idleRead)
     }
 
+    /// Adds the decompressor (with its ratio limit) and the exchange handler (with the read timeout and the
+    /// decompressed-size limit) to an HTTP/1.1 connection or an HTTP/2 stream.
     static func addResponseHandlers(
         to pipeline: ChannelPipeline.SynchronousOperations,
-        handler: HTTPExchangeHandler,
+        host: String,
         decompression: BulwarkClient.Decompression?,
         idleRead: TimeAmount
-    ) throws {
+    ) throws -> HTTPExchangeHandler {
         if let decompression {
             try pipeline.addHandler(NIOHTTPResponseDecompressor(limit: .ratio(decompression.maximumRatio)))
         }
-        try pipeline.addHandler(IdleStateHandler(readTimeout: idleRead))
+        let handler = HTTPExchangeHandler(
+            host: host,
+            idleRead: idleRead,
+            maximumInflatedSize: decompression?.maximumSize ?? .max
+        )
         try pipeline.addHandler(handler)
+        return handler
     }
+
+    /// NIO's defaults (100 concurrent streams, a 16 KiB header list) and `SETTINGS_ENABLE_PUSH = 0` (RFC 9113 section
+    /// 6.5.2): Bulwark never accepts server push, so a server must not start sending resources nobody asked for.
+    static let http2ConnectionConfiguration: NIOHTTP2Handler.ConnectionConfiguration = {
+        var configuration = NIOHTTP2Handler.ConnectionConfiguration()
+        configuration.initialSettings = nioDefaultSettings + [HTTP2Setting(parameter: .enablePush, value: 0)]
+        return configuration
+    }()
 
     /// Socket reads start at 2 KiB and adapt to what arrives, up to 256 KiB (NIO's default stops at 64 KiB): a large
     /// response body then arrives in fewer, larger reads, each decrypted in one pass and handed to the reader as one
@@ -289,10 +319,18 @@ struct Connector: Sendable {
         return (override, port)
     }
 
-    static func mapConnectError(_ error: any Error, host: String) -> BulwarkError {
+    /// `timeout`, or the time left until `deadline` when that is shorter (`deadlineBound` then says so, and the
+    /// timeout's expiry is reported as the deadline's).
+    static func limit(_ timeout: TimeAmount, by deadline: NIODeadline?) -> (timeout: TimeAmount, deadlineBound: Bool) {
+        guard let deadline else { return (timeout, false) }
+        let left = deadline - .now()
+        return left < timeout ? (max(left, .zero), true) : (timeout, false)
+    }
+
+    static func mapConnectError(_ error: any Error, host: String, deadlineBound: Bool = false) -> BulwarkError {
         if let error = error as? BulwarkError { return error }
-        if error is ChannelError, case .connectTimeout = error as! ChannelError {
-            return BulwarkError(.connectTimeout, host: host)
+        if let error = error as? ChannelError, case .connectTimeout = error {
+            return BulwarkError(deadlineBound ? .deadlineExceeded : .connectTimeout, host: host)
         }
         return BulwarkError(.connectFailed, host: host, detail: String(describing: error))
     }

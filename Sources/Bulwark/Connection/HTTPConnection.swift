@@ -73,13 +73,12 @@ final class HTTP2Connection: Sendable {
         let handlerPromise = eventLoop.makePromise(of: NIOLoopBound<HTTPExchangeHandler>.self)
         let streamFuture = self.multiplexer.value.createStreamChannel { stream in
             do {
-                let handler = HTTPExchangeHandler(host: host)
                 let sync = stream.pipeline.syncOperations
                 try sync.addHandler(SensitiveHeaderHandler(names: sensitiveHeaderNames))
                 try sync.addHandler(HTTP2FramePayloadToHTTP1ClientCodec(httpProtocol: .https))
-                try Connector.addResponseHandlers(
+                let handler = try Connector.addResponseHandlers(
                     to: sync,
-                    handler: handler,
+                    host: host,
                     decompression: decompression,
                     idleRead: idleRead
                 )

@@ -30,6 +30,9 @@ final class Exchange {
     let onComplete: (Bool) -> Void
     var deadlineTask: Scheduled<Void>?
     var responseKeepAlive = false
+    /// Decompressed body bytes so far, for a response the decompressor inflates (`content-encoding` gzip or deflate).
+    var inflatedBytes = 0
+    var isInflated = false
 
     init(
         host: String,
@@ -47,6 +50,11 @@ final class Exchange {
 /// Runs HTTP exchanges on one channel (an HTTP/1.1 connection, or one HTTP/2 stream), one at a time: writes the
 /// request, hands out the response head and a backpressured body, and turns every failure into a
 /// ``BulwarkError``. A pure state machine driven from the channel's event loop.
+///
+/// Its read timer runs only while an exchange waits for the server: it starts when the request is written, restarts
+/// with every read and whenever the body's reader asks for more, and stops at the end of the response. An idle
+/// keep-alive connection has no timer, so a connection reused after a long idle period gets the whole read timeout
+/// for its next response (a timer counting from the connection's last read would fail it soon after reuse).
 final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPClientResponsePart
     typealias OutboundIn = HTTPClientRequestPart
@@ -64,9 +72,18 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private var readPending = false
     private var consumerWantsMore = true
     private let host: String
+    /// The longest silence from the server while an exchange waits for it.
+    private let idleRead: TimeAmount
+    /// The most decompressed bytes one response may produce (`Int.max` without decompression).
+    private let maximumInflatedSize: Int
+    /// When the server was last heard from, or the reader last asked for more, in the current exchange.
+    private var lastActivity = NIODeadline.uptimeNanoseconds(0)
+    private var readTimer: Scheduled<Void>?
 
-    init(host: String) {
+    init(host: String, idleRead: TimeAmount, maximumInflatedSize: Int = .max) {
         self.host = host
+        self.idleRead = idleRead
+        self.maximumInflatedSize = maximumInflatedSize
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
@@ -80,7 +97,17 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
     // MARK: Requests
 
     /// Starts an exchange and writes the request head and, when it is in memory, the whole body.
-    func start(_ exchange: Exchange, head: HTTPRequestHead, body: ByteBuffer?, endsRequest: Bool, deadline: NIODeadline?) {
+    ///
+    /// - Returns: Whether the request was written; false when the connection was already closed, in which case no
+    ///   byte of the request left the client.
+    @discardableResult
+    func start(
+        _ exchange: Exchange,
+        head: HTTPRequestHead,
+        body: ByteBuffer?,
+        endsRequest: Bool,
+        deadline: NIODeadline?
+    ) -> Bool {
         guard let context, case .idle = self.state else {
             let error: BulwarkError
             if case .closed(let closedError) = self.state {
@@ -90,9 +117,10 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
             }
             exchange.headPromise.fail(error)
             exchange.onComplete(false)
-            return
+            return false
         }
         self.state = .waitingForHead(exchange)
+        self.startReadTimer(context: context)
         if let deadline {
             exchange.deadlineTask = context.eventLoop.scheduleTask(deadline: deadline) { [self] in
                 self.fail(BulwarkError(.deadlineExceeded, host: self.host))
@@ -106,6 +134,51 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
             context.writeAndFlush(self.wrapOutboundOut(.end(nil)), promise: nil)
         } else {
             context.flush()
+        }
+        return true
+    }
+
+    // MARK: Read timer
+
+    private func startReadTimer(context: ChannelHandlerContext) {
+        self.lastActivity = .now()
+        if self.readTimer == nil {
+            self.scheduleReadTimer(at: self.lastActivity + self.idleRead, on: context.eventLoop)
+        }
+    }
+
+    /// One timer per exchange at most: reads only move ``lastActivity``, and the timer, when it fires early,
+    /// schedules itself again for the rest of the period (cancelling a NIO timer searches its timer queue, which
+    /// would cost more on every read than this).
+    private func scheduleReadTimer(at deadline: NIODeadline, on eventLoop: any EventLoop) {
+        self.readTimer = eventLoop.assumeIsolated().scheduleTask(deadline: deadline) { [self] in
+            self.readTimer = nil
+            self.readTimerFired(on: eventLoop)
+        }
+    }
+
+    private func stopReadTimer() {
+        self.readTimer?.cancel()
+        self.readTimer = nil
+    }
+
+    private func readTimerFired(on eventLoop: any EventLoop) {
+        let waitingForServer: Bool
+        switch self.state {
+        case .waitingForHead: waitingForServer = true
+        case .streaming: waitingForServer = self.consumerWantsMore
+        case .idle, .closed: return
+        }
+        let expiry = self.lastActivity + self.idleRead
+        guard waitingForServer, expiry <= .now() else {
+            // Heard from since, or the reader holds the body back (then its next demand restarts the period).
+            self.scheduleReadTimer(at: waitingForServer ? expiry : .now() + self.idleRead, on: eventLoop)
+            return
+        }
+        if case .waitingForHead = self.state {
+            self.fail(BulwarkError(.readTimeout, host: self.host, detail: "no response"))
+        } else {
+            self.fail(BulwarkError(.readTimeout, host: self.host, detail: "the response body stalled"))
         }
     }
 
@@ -129,6 +202,7 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     /// Fails the exchange in flight (cancellation, deadline, body failure) and closes the channel.
     func fail(_ error: BulwarkError) {
+        self.stopReadTimer()
         switch self.state {
         case .waitingForHead(let exchange):
             self.state = .closed(error)
@@ -151,6 +225,7 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
     // MARK: Responses
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        self.lastActivity = .now()
         switch self.unwrapInboundIn(data) {
         case .head(let head):
             guard case .waitingForHead(let exchange) = self.state else {
@@ -170,12 +245,29 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 finishOnDeinit: false,
                 delegate: ResponseBodyDelegate(handler: NIOLoopBound(self, eventLoop: context.eventLoop))
             )
-            exchange.responseKeepAlive = exchange.requestKeepAlive && head.isKeepAlive
+            // After a 101 the connection speaks another protocol (NIO's decoder stops parsing HTTP on it): it must
+            // never serve another request.
+            exchange.responseKeepAlive =
+                exchange.requestKeepAlive && head.isKeepAlive && head.status != .switchingProtocols
+            exchange.isInflated = self.maximumInflatedSize != .max && Self.isCompressed(head)
             self.state = .streaming(exchange, producer.source)
             self.consumerWantsMore = true
             exchange.headPromise.succeed((head, producer.sequence))
         case .body(let buffer):
-            guard case .streaming(_, let source) = self.state else { return }
+            guard case .streaming(let exchange, let source) = self.state else { return }
+            if exchange.isInflated {
+                exchange.inflatedBytes += buffer.readableBytes
+                if exchange.inflatedBytes > self.maximumInflatedSize {
+                    self.fail(
+                        BulwarkError(
+                            .decompressionLimitExceeded,
+                            host: self.host,
+                            detail: "the response inflates to more than \(Self.sizeText(self.maximumInflatedSize))"
+                        )
+                    )
+                    return
+                }
+            }
             switch source.yield(buffer) {
             case .produceMore: self.consumerWantsMore = true
             case .stopProducing: self.consumerWantsMore = false
@@ -184,6 +276,7 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
         case .end:
             guard case .streaming(let exchange, let source) = self.state else { return }
             self.state = .idle
+            self.stopReadTimer()
             exchange.deadlineTask?.cancel()
             self.consumerWantsMore = true
             if self.readPending {
@@ -206,6 +299,7 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     func produceMore() {
         self.consumerWantsMore = true
+        self.lastActivity = .now()
         if self.readPending, let context {
             self.readPending = false
             context.read()
@@ -230,19 +324,20 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
         context.fireChannelInactive()
     }
 
-    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        if let idle = event as? IdleStateHandler.IdleStateEvent, idle == .read {
-            switch self.state {
-            case .waitingForHead:
-                self.fail(BulwarkError(.readTimeout, host: self.host, detail: "no response"))
-            case .streaming where self.consumerWantsMore:
-                self.fail(BulwarkError(.readTimeout, host: self.host, detail: "the response body stalled"))
-            default:
-                break
-            }
-            return
+    /// Whether the decompressor in front of this handler inflates the response's body.
+    static func isCompressed(_ head: HTTPResponseHead) -> Bool {
+        // As NIOHTTPResponseDecompressor reads it: the first coding listed.
+        let coding = head.headers[canonicalForm: "content-encoding"].first?.lowercased()
+        return coding == "gzip" || coding == "deflate"
+    }
+
+    /// A byte count in words: `64 MiB`, `1.5 KiB`, `300 bytes`.
+    static func sizeText(_ bytes: Int) -> String {
+        for (unit, size) in [("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)] where bytes >= size {
+            let value = Double(bytes) / Double(size)
+            return value == value.rounded() ? "\(Int(value)) \(unit)" : "\(value) \(unit)"
         }
-        context.fireUserInboundEventTriggered(event)
+        return "\(bytes) bytes"
     }
 
     static func map(_ error: any Error, host: String) -> BulwarkError {

@@ -160,12 +160,38 @@ public final class CredentialStore: @unchecked Sendable, CustomStringConvertible
     public func attach(to headers: inout [(name: String, value: String)], for url: URL) async throws(CredentialError)
         -> CredentialAttachment
     {
+        try await self.attach(to: &headers, for: url, among: nil).attachment
+    }
+
+    /// What ``attach(to:for:among:)`` did.
+    package struct AttachmentRecord: Sendable {
+        package var attachment: CredentialAttachment
+        /// The entries whose credentials were attached.
+        package var entries: Set<EntryID>
+        /// Whether an entry whose scope contains the URL was left out because `among` did not list it.
+        package var withheldInScope: Bool
+    }
+
+    /// ``attach(to:for:)``, restricted to the entries in `among` (all when nil): the others are neither attached nor
+    /// refreshed. A redirect hop passes the entries its previous hop carried, so that a response can never lead the
+    /// client to attach a credential the request did not already carry.
+    package func attach(
+        to headers: inout [(name: String, value: String)],
+        for url: URL,
+        among allowed: Set<EntryID>?
+    ) async throws(CredentialError) -> AttachmentRecord {
         let url = url.absoluteURL
         let now = self.now()
-        let (inScope, pending, isEmpty) = self.locked { () -> ([EntryID], [PendingRefresh], Bool) in
+        let (inScope, pending, isEmpty, withheld) = self.locked {
+            () -> ([EntryID], [PendingRefresh], Bool, Bool) in
             var inScope: [EntryID] = []
             var pending: [PendingRefresh] = []
+            var withheld = false
             for index in self.entries.indices where self.entries[index].scope.contains(url) {
+                guard allowed?.contains(self.entries[index].id) ?? true else {
+                    withheld = true
+                    continue
+                }
                 inScope.append(self.entries[index].id)
                 let current = self.entries[index].credential
                 let reason: CredentialRefreshRequest.Reason?
@@ -180,22 +206,24 @@ public final class CredentialStore: @unchecked Sendable, CustomStringConvertible
                     pending.append(refresh)
                 }
             }
-            return (inScope, pending, self.entries.isEmpty)
+            return (inScope, pending, self.entries.isEmpty, withheld)
         }
         guard !inScope.isEmpty else {
-            if self.outOfScopeRequests == .refuse && !isEmpty {
+            if self.outOfScopeRequests == .refuse && !isEmpty && !withheld {
                 let host = URLHost.host(of: url)
-                return .refused(host: host.flatMap { try? HostName.canonicalize($0) } ?? host ?? "")
+                let refused = CredentialAttachment.refused(host: host.flatMap { try? HostName.canonicalize($0) } ?? host ?? "")
+                return AttachmentRecord(attachment: refused, entries: [], withheldInScope: false)
             }
-            return .nothingInScope
+            return AttachmentRecord(attachment: .nothingInScope, entries: [], withheldInScope: withheld)
         }
         _ = try await self.finish(pending)
 
-        let credentials: [Credential] = self.locked {
-            self.entries.filter { inScope.contains($0.id) }.compactMap(\.credential)
+        let credentials: [(EntryID, Credential)] = self.locked {
+            self.entries.filter { inScope.contains($0.id) }.compactMap { entry in entry.credential.map { (entry.id, $0) } }
         }
         var attached: [String] = []
-        for credential in credentials where !credential.isExpired(at: now) {
+        var entries: Set<EntryID> = []
+        for (id, credential) in credentials where !credential.isExpired(at: now) {
             guard let value = credential.makeHeaderValue() else { continue }
             let name = credential.headerName.lowercased()
             if credential.kind == .cookie {
@@ -209,11 +237,16 @@ public final class CredentialStore: @unchecked Sendable, CustomStringConvertible
             } else {
                 headers.append((name: credential.headerName, value: value))
             }
+            entries.insert(id)
             if !attached.contains(name) {
                 attached.append(name)
             }
         }
-        return attached.isEmpty ? .nothingInScope : .attached(headerNames: attached)
+        return AttachmentRecord(
+            attachment: attached.isEmpty ? .nothingInScope : .attached(headerNames: attached),
+            entries: entries,
+            withheldInScope: withheld
+        )
     }
 
     /// Asks the providers of the entries whose scope contains `url` for new credentials, after the server rejected
@@ -223,9 +256,16 @@ public final class CredentialStore: @unchecked Sendable, CustomStringConvertible
     /// - Throws: ``CredentialError`` with ``CredentialError/Code/refreshFailed`` if a provider threw.
     @discardableResult
     public func refreshAfterRejection(for url: URL) async throws(CredentialError) -> Bool {
+        try await self.refreshAfterRejection(for: url, among: nil)
+    }
+
+    /// ``refreshAfterRejection(for:)`` for the entries in `among` only (all when nil).
+    package func refreshAfterRejection(for url: URL, among allowed: Set<EntryID>?) async throws(CredentialError) -> Bool {
         let url = url.absoluteURL
         let pending = self.locked {
-            self.entries.indices.filter { self.entries[$0].scope.contains(url) }.compactMap {
+            self.entries.indices.filter {
+                self.entries[$0].scope.contains(url) && (allowed?.contains(self.entries[$0].id) ?? true)
+            }.compactMap {
                 self.startRefresh(at: $0, reason: .rejected, url: url)
             }
         }

@@ -50,4 +50,20 @@ extension SecurityEvent {
             details: ["from": fromText, "to": toText]
         )
     }
+
+    /// The `credential_stripped` event (reason `not_carried_before`) of a redirect hop to `to`, inside the scope of a
+    /// credential that the request before it did not carry: a response chose the hop, so it may not add credentials.
+    public static func credentialsNotCarriedBefore(from: URL, to: URL, requestID: UInt64? = nil) -> SecurityEvent {
+        let fromText = RedirectURL.redactedText(of: from)
+        let toText = RedirectURL.redactedText(of: to)
+        return SecurityEvent(
+            kind: .credentialStripped,
+            host: RedirectURL(to)?.host,
+            requestID: requestID,
+            reason: "not_carried_before",
+            message: "credentials not attached on the redirect from \(fromText) to \(toText): the request before it "
+                + "did not carry them, and a redirect never adds a credential",
+            details: ["from": fromText, "to": toText]
+        )
+    }
 }

@@ -9,6 +9,7 @@ final class ServerRecorder: Sendable {
         var receivedApplicationBytes = 0
         var requests: [RecordedRequest] = []
         var http2HeaderIndexing: [[(name: String, neverIndexed: Bool)]] = []
+        var http2ClientSettings: [[UInt16: UInt32]] = []
         var openChannels: [Int: any Channel] = [:]
         var isShuttingDown = false
     }
@@ -26,6 +27,12 @@ final class ServerRecorder: Sendable {
     var requests: [RecordedRequest] { self.state.withLock { $0.requests } }
     var openConnections: Int { self.state.withLock { $0.openChannels.count } }
     var http2HeaderIndexing: [[(name: String, neverIndexed: Bool)]] { self.state.withLock { $0.http2HeaderIndexing } }
+
+    var http2ClientSettings: [[UInt16: UInt32]] { self.state.withLock { $0.http2ClientSettings } }
+
+    func http2ClientSettingsReceived(_ settings: [UInt16: UInt32]) {
+        self.state.withLock { $0.http2ClientSettings.append(settings) }
+    }
 
     func http2HeadersReceived(_ fields: [(name: String, neverIndexed: Bool)]) {
         guard self.recordsRequests else { return }

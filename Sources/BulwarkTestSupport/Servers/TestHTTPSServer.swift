@@ -26,10 +26,13 @@ import X509
 /// | `/set-cookie?F&F…` | 200, one `set-cookie: F` per `&`-separated item after `?`, each percent-decoded |
 /// | `/auth/bearer/T` | 200, `authorized` when the request has `authorization: Bearer T`; else 401 with `www-authenticate` |
 /// | `/slow/MS` | waits MS milliseconds, then 200, `slow` |
+/// | `/set-cookie/MS?F&F…` | as `/set-cookie`, answered after MS milliseconds |
+/// | `/drop` | reads the request, then closes the connection without a response |
+/// | `/upgrade` | 101 Switching Protocols (`upgrade: bulwark-test`, unasked for); the connection stays open |
 /// | anything else | 404; 400 for a route above with a number out of range or malformed |
 ///
 /// Everything it sees is recorded: ``acceptedConnections``, ``completedHandshakes``, ``receivedApplicationBytes``,
-/// ``requests``, ``openConnections``.
+/// ``requests``, ``openConnections``, and on HTTP/2 the client's first SETTINGS (``http2ClientSettings``).
 public final class TestHTTPSServer: Sendable {
     /// The size `/bomb` inflates to: 64 MiB.
     public static let bombInflatedSize = 64 * 1024 * 1024
@@ -84,6 +87,9 @@ public final class TestHTTPSServer: Sendable {
     public var receivedApplicationBytes: Int { self.recorder.receivedApplicationBytes }
     /// Requests received completely, in order.
     public var requests: [RecordedRequest] { self.recorder.requests }
+    /// The parameters of the first SETTINGS frame of each HTTP/2 connection's client (identifier to value, as sent),
+    /// read from the bytes after the connection preface.
+    public var http2ClientSettings: [[UInt16: UInt32]] { self.recorder.http2ClientSettings }
     /// Connections open now.
     public var openConnections: Int { self.recorder.openConnections }
     /// For each HTTP/2 request `HEADERS` block received, its fields in order with whether the client sent each

@@ -194,6 +194,28 @@ final class TestRouteHandler: ChannelInboundHandler, RemovableChannelHandler {
         case ("set-cookie", 1):
             let fields = Self.queryFields(in: head.uri).map { ("set-cookie", $0) }
             self.respond(context: context, head: head, headers: fields, body: ByteBuffer(string: "cookies set"))
+        case ("set-cookie", 2) where argument != nil:
+            // The same, answered after `argument` milliseconds (a response whose head arrives late).
+            let fields = Self.queryFields(in: head.uri).map { ("set-cookie", $0) }
+            context.eventLoop.assumeIsolated().scheduleTask(in: .milliseconds(Int64(argument!))) {
+                guard context.channel.isActive else { return }
+                self.respond(context: context, head: head, headers: fields, body: ByteBuffer(string: "cookies set"))
+            }
+        case ("drop", 1):
+            // The request was read; the connection closes with no response (as a server that crashed or closed an
+            // idle connection while the request was in flight).
+            self.closeConnection(context: context, abruptly: false)
+        case ("upgrade", 1):
+            // 101 Switching Protocols to a protocol the client never asked for, then the connection stays open.
+            var headers = HTTPHeaders([("connection", "upgrade"), ("upgrade", "bulwark-test")])
+            if self.isHTTP2 { headers = [:] }
+            let responseHead = HTTPResponseHead(
+                version: self.responseVersion(for: head),
+                status: .switchingProtocols,
+                headers: headers
+            )
+            context.write(self.wrapOutboundOut(.head(responseHead)), promise: nil)
+            context.writeAndFlush(self.wrapOutboundOut(.end(nil)), promise: nil)
         case ("auth", 3) where segments[1] == "bearer" && !segments[2].isEmpty:
             if head.headers["authorization"] == ["Bearer \(segments[2])"] {
                 self.respond(context: context, head: head, body: "authorized")
@@ -212,7 +234,7 @@ final class TestRouteHandler: ChannelInboundHandler, RemovableChannelHandler {
                 self.respond(context: context, head: head, body: "slow")
             }
         default:
-            let takesNumber = ["bytes", "chunked", "bomb", "status", "redirect", "slow"].contains(name)
+            let takesNumber = ["bytes", "chunked", "bomb", "status", "redirect", "slow", "set-cookie"].contains(name)
             let status: HTTPResponseStatus = takesNumber && segments.count == 2 ? .badRequest : .notFound
             self.respond(
                 context: context,
