@@ -1,5 +1,6 @@
 import NIOCore
 import NIOHTTP1
+import NIOHTTP2
 import NIOHTTPCompression
 import NIOSSL
 
@@ -331,6 +332,16 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
         return coding == "gzip" || coding == "deflate"
     }
 
+    /// An HTTP/2 error code by its RFC 9113 name (section 7), or its number when unknown.
+    static func http2ErrorName(_ code: HTTP2ErrorCode) -> String {
+        let names = [
+            "NO_ERROR", "PROTOCOL_ERROR", "INTERNAL_ERROR", "FLOW_CONTROL_ERROR", "SETTINGS_TIMEOUT", "STREAM_CLOSED",
+            "FRAME_SIZE_ERROR", "REFUSED_STREAM", "CANCEL", "COMPRESSION_ERROR", "CONNECT_ERROR", "ENHANCE_YOUR_CALM",
+            "INADEQUATE_SECURITY", "HTTP_1_1_REQUIRED",
+        ]
+        return names.indices.contains(code.networkCode) ? names[code.networkCode] : "error code \(code.networkCode)"
+    }
+
     /// A byte count in words: `64 MiB`, `1.5 KiB`, `300 bytes`.
     static func sizeText(_ bytes: Int) -> String {
         for (unit, size) in [("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)] where bytes >= size {
@@ -360,6 +371,18 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
         }
         if error is HTTPParserError {
             return BulwarkError(.invalidResponse, host: host, detail: String(describing: error))
+        }
+        if let error = error as? NIOHTTP2Errors.StreamClosed {
+            // RST_STREAM, or the connection's GOAWAY or close ending the stream: the server went away, the response
+            // was not malformed.
+            return BulwarkError(
+                .remoteConnectionClosed,
+                host: host,
+                detail: "the server ended the HTTP/2 stream (\(Self.http2ErrorName(error.errorCode)))"
+            )
+        }
+        if error is NIOHTTP2Errors.IOOnClosedConnection {
+            return BulwarkError(.remoteConnectionClosed, host: host, detail: "the HTTP/2 connection was closed")
         }
         if let error = error as? ChannelError {
             return BulwarkError(.remoteConnectionClosed, host: host, detail: String(describing: error))

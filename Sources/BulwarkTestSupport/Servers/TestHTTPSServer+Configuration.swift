@@ -22,6 +22,9 @@ extension TestHTTPSServer {
         /// Whether ``TestHTTPSServer/requests`` keeps every request. Turn off for long benchmark runs; the counters
         /// still count.
         public var recordsRequests: Bool = true
+        /// Whether the server requires a client certificate (it trusts none, so every client's handshake fails with a
+        /// TLS alert from the server).
+        public var requiresClientCertificate: Bool = false
 
         /// A server presenting `chain` (leaf first) with the leaf's `privateKey`.
         public init(

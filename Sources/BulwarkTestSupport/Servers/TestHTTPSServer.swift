@@ -28,12 +28,21 @@ import X509
 /// | `/slow/MS` | waits MS milliseconds, then 200, `slow` |
 /// | `/set-cookie/MS?F&F…` | as `/set-cookie`, answered after MS milliseconds |
 /// | `/drop` | reads the request, then closes the connection without a response |
+/// | `/fault/NAME` | one of the faults of ``faultNames``, for soak tests |
 /// | `/upgrade` | 101 Switching Protocols (`upgrade: bulwark-test`, unasked for); the connection stays open |
 /// | anything else | 404; 400 for a route above with a number out of range or malformed |
 ///
 /// Everything it sees is recorded: ``acceptedConnections``, ``completedHandshakes``, ``receivedApplicationBytes``,
 /// ``requests``, ``openConnections``, and on HTTP/2 the client's first SETTINGS (``http2ClientSettings``).
 public final class TestHTTPSServer: Sendable {
+    /// The faults of `/fault/NAME`: a reset or a clean close before the response head; a reset, a GOAWAY (h2) or an
+    /// RST_STREAM (h2) after half the body; a chunked body cut in the middle; no answer at all; a 256 KiB header;
+    /// bytes that are not HTTP where the head should be (h2: the stream is reset).
+    public static let faultNames = [
+        "reset-before-head", "close-before-head", "reset-mid-body", "goaway-mid-body", "rst-stream-mid-body",
+        "truncate-chunked", "stall", "huge-header", "garbage-head",
+    ]
+
     /// The size `/bomb` inflates to: 64 MiB.
     public static let bombInflatedSize = 64 * 1024 * 1024
 
@@ -226,6 +235,10 @@ public final class TestHTTPSServer: Sendable {
         tls.applicationProtocols = configuration.alpn
         tls.shutdownTimeout = .milliseconds(500)
         tls.sslContextCallback = contextCallback
+        if configuration.requiresClientCertificate {
+            tls.certificateVerification = .noHostnameVerification
+            tls.trustRoots = .certificates([])
+        }
         return try NIOSSLContext(configuration: tls)
     }
 

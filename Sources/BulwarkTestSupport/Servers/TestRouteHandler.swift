@@ -205,6 +205,8 @@ final class TestRouteHandler: ChannelInboundHandler, RemovableChannelHandler {
             // The request was read; the connection closes with no response (as a server that crashed or closed an
             // idle connection while the request was in flight).
             self.closeConnection(context: context, abruptly: false)
+        case ("fault", 2):
+            self.fault(segments[1], context: context, head: head)
         case ("upgrade", 1):
             // 101 Switching Protocols to a protocol the client never asked for, then the connection stays open.
             var headers = HTTPHeaders([("connection", "upgrade"), ("upgrade", "bulwark-test")])
@@ -243,6 +245,67 @@ final class TestRouteHandler: ChannelInboundHandler, RemovableChannelHandler {
                 headers: [("content-type", "text/plain; charset=utf-8")],
                 body: ByteBuffer(string: "\(status.code) \(status.reasonPhrase)")
             )
+        }
+    }
+
+    // MARK: - Faults
+
+    /// One of ``TestHTTPSServer/faultNames``; unknown names get a 404.
+    private func fault(_ name: String, context: ChannelHandlerContext, head: HTTPRequestHead) {
+        let half = 4 * Self.bytesChunkSize
+        switch name {
+        case "reset-before-head":
+            self.closeConnection(context: context, abruptly: true)
+        case "close-before-head":
+            self.closeConnection(context: context, abruptly: false)
+        case "reset-mid-body":
+            self.startStream(context: context, head: head, length: 2 * half, chunked: false, send: half, ending: .reset)
+        case "truncate-chunked":
+            self.startStream(context: context, head: head, length: 2 * half, chunked: true, send: half, ending: .closeCleanly)
+        case "stall":
+            break  // the request was read; no answer ever comes
+        case "huge-header":
+            let value = String(repeating: "x", count: 256 * 1024)
+            self.respond(context: context, head: head, headers: [("x-huge", value)], body: ByteBuffer(string: "huge"))
+        case "garbage-head":
+            // Bytes that are no HTTP response, written below the HTTP codec (inside TLS). On HTTP/2, a stream cannot
+            // carry raw bytes: the stream is reset instead.
+            if self.isHTTP2 {
+                context.close(promise: nil)
+            } else if let encoder = try? context.pipeline.syncOperations.context(handlerType: HTTPResponseEncoder.self) {
+                encoder.writeAndFlush(NIOAny(ByteBuffer(string: "\u{1}\u{2}NOT HTTP AT ALL\r\n\r\n")), promise: nil)
+            } else {
+                self.closeConnection(context: context, abruptly: true)
+            }
+        case "goaway-mid-body":
+            // HTTP/2: head and part of the body, then GOAWAY naming an earlier stream (this one will not be finished)
+            // and the connection closes. HTTP/1.1: the connection closes cleanly mid-body.
+            self.startStream(context: context, head: head, length: 2 * half, chunked: false, send: half, ending: .complete)
+            if self.isHTTP2, let connection = context.channel.parent {
+                self.stream = nil
+                let frame = HTTP2Frame(
+                    streamID: .rootStream,
+                    payload: .goAway(lastStreamID: .rootStream, errorCode: .internalError, opaqueData: nil)
+                )
+                connection.writeAndFlush(frame).assumeIsolated().whenComplete { _ in connection.close(promise: nil) }
+            } else {
+                self.stream = nil
+                context.flush()
+                self.closeConnection(context: context, abruptly: false)
+            }
+        case "rst-stream-mid-body":
+            // HTTP/2: head and part of the body, then RST_STREAM (closing a stream channel resets it). HTTP/1.1: a TCP
+            // reset mid-body.
+            self.startStream(context: context, head: head, length: 2 * half, chunked: false, send: half, ending: .complete)
+            self.stream = nil
+            context.flush()
+            if self.isHTTP2 {
+                context.close(promise: nil)
+            } else {
+                self.closeConnection(context: context, abruptly: true)
+            }
+        default:
+            self.respond(context: context, head: head, status: .notFound, body: ByteBuffer(string: "no such fault"))
         }
     }
 
