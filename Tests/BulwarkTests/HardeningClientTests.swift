@@ -168,6 +168,20 @@ struct HardeningClientTests {
         }
     }
 
+    /// Found by the fault-injection soak: an HTTP/2 stream reset (RST_STREAM) or ended by GOAWAY mid-body was
+    /// reported as an invalid response; the server went away, the response was not malformed.
+    @Test("an HTTP/2 stream reset or GOAWAY mid-body is remote_connection_closed", arguments: ["rst-stream", "goaway"])
+    func http2StreamEndIsConnectionClosed(fault: String) async throws {
+        let harness = try RedirectHarness()
+        try await harness.withOrigin(alpn: ["h2"]) { server, client, _ in
+            let url = RedirectHarness.url(RedirectHarness.originHost, server, "/fault/\(fault)-mid-body")
+            await Harness.expectError(.remoteConnectionClosed) {
+                let response = try await client.execute(try BulwarkRequest(url: url))
+                _ = try await response.body.collect(upTo: 16 << 20)
+            }
+        }
+    }
+
     /// HTTP/2 server push is never wanted: the client says so in its first SETTINGS (RFC 9113 section 6.5.2).
     @Test("the HTTP/2 client sends SETTINGS_ENABLE_PUSH = 0")
     func http2DisablesPush() async throws {
