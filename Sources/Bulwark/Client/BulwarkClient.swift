@@ -41,7 +41,7 @@ public final class BulwarkClient: Sendable {
         self.configuration = configuration
         do {
             self.reporter = try configuration.pinFailureReporting.map {
-                try PinFailureReporter(configuration: $0, resolveOverrides: configuration.resolveOverrides)
+                try PinFailureReporter(configuration: $0, client: configuration)
             }
             self.connector = try Connector(
                 configuration: configuration,

@@ -37,11 +37,16 @@ public final class TLSStream: Sendable {
         self.reader = NIOLockedValueBox(.idle(channel.inbound.makeAsyncIterator()))
     }
 
-    /// Connects, runs the TLS handshake and evaluates the chain with `configuration.trust`.
+    /// Connects, runs the TLS handshake and evaluates the chain with `configuration.trust`, under the same policy
+    /// as ``BulwarkClient``: ``BulwarkClient/Configuration/allowlist`` is checked first (with the scheme `tls` and
+    /// `port`), before any DNS lookup or connection, and a refusal is a `request_refused_by_allowlist` event; every
+    /// trust decision reaches ``BulwarkClient/Configuration/eventMonitor``; pin failures are reported as
+    /// ``BulwarkClient/Configuration/pinFailureReporting`` says.
     ///
     /// - Parameter applicationProtocols: ALPN to offer (none by default).
-    /// - Throws: ``BulwarkError``: ``BulwarkError/Code/trustRefused`` with the refusal when the policy refuses
-    ///   the chain; no byte of yours is sent in that case.
+    /// - Throws: ``BulwarkError``: ``BulwarkError/Code/hostNotAllowed`` when the allowlist refuses the host;
+    ///   ``BulwarkError/Code/trustRefused`` with the refusal when the policy refuses the chain; no byte of yours is
+    ///   sent in either case.
     public static func connect(
         host: String,
         port: Int,
@@ -57,11 +62,25 @@ public final class TLSStream: Sendable {
         } catch {
             throw BulwarkError(.invalidURL, host: host, detail: String(describing: error))
         }
+        if let allowlist = configuration.allowlist,
+            case .refused(let refusal) = allowlist.decision(scheme: "tls", host: canonical, port: port)
+        {
+            configuration.eventMonitor.record(refusal.securityEvent(requestID: nil))
+            throw BulwarkError(.hostNotAllowed, host: refusal.host, detail: String(describing: refusal))
+        }
         let connector: Connector
+        let reporter: PinFailureReporter?
         do {
-            connector = try Connector(configuration: configuration, eventLoopGroup: eventLoopGroup)
+            reporter = try configuration.pinFailureReporting.map {
+                try PinFailureReporter(configuration: $0, client: configuration)
+            }
+            connector = try Connector(configuration: configuration, eventLoopGroup: eventLoopGroup, reporter: reporter)
         } catch {
             throw BulwarkError(.tlsHandshakeFailed, host: canonical, detail: "invalid TLS options: \(error)")
+        }
+        // The reporter lives as long as its reports take (each bounded by its timeout), then closes its connections.
+        defer {
+            if let reporter { Task { await reporter.finishAndShutdown() } }
         }
         let (_, asyncChannel, trust) = try await connector.connectTLS(host: canonical, port: port) { channel, _ in
             try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)

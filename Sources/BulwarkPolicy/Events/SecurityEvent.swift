@@ -36,12 +36,14 @@ public struct SecurityEvent: Sendable, CustomStringConvertible {
         public static let insecureOptionUsed = Kind("insecure_option_used")
         /// Credentials, cookies and pooled connections were wiped.
         public static let signOut = Kind("sign_out")
+        /// A pin-failure report was not sent: too many reports were already on their way to the collectors.
+        public static let pinFailureReportDropped = Kind("pin_failure_report_dropped")
 
         /// Every kind, for monitors that pre-register metrics.
         public static let all: [Kind] = [
             .trustEvaluated, .trustRefused, .pinMatched, .pinFailed, .pinSetExpired, .reportOnlyViolation,
             .redirectFollowed, .redirectRefused, .requestRefusedByAllowlist, .credentialStripped,
-            .requestRefusedOutOfScope, .insecureOptionUsed, .signOut,
+            .requestRefusedOutOfScope, .insecureOptionUsed, .signOut, .pinFailureReportDropped,
         ]
 
         public var description: String { self.name }

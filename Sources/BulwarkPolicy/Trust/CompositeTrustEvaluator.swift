@@ -2,7 +2,8 @@ import Foundation
 import X509
 
 /// Trusts a chain only if every evaluator trusts it. Evaluation stops at the first refusal, which is returned.
-/// The trusted chain is the first evaluator's; the notices of all are kept. A composite of no evaluators refuses.
+/// The trusted chain is the first evaluator's; the notices of all are kept, and the decision holds only until the
+/// earliest ``TrustedChain/validUntil`` of its parts. A composite of no evaluators refuses.
 public struct CompositeTrustEvaluator: ServerTrustEvaluating {
     public let evaluators: [any ServerTrustEvaluating]
 
@@ -20,6 +21,7 @@ public struct CompositeTrustEvaluator: ServerTrustEvaluating {
         }
         var first: TrustedChain?
         var notices: [TrustNotice] = []
+        var validUntil: Date?
         for evaluator in self.evaluators {
             switch await evaluator.evaluate(chain, forHost: host, at: time) {
             case .refused(let refusal):
@@ -27,10 +29,12 @@ public struct CompositeTrustEvaluator: ServerTrustEvaluating {
             case .trusted(let trusted):
                 if first == nil { first = trusted }
                 notices.append(contentsOf: trusted.notices)
+                if let until = trusted.validUntil, until < validUntil ?? .distantFuture { validUntil = until }
             }
         }
         var result = first!
         result.notices = notices
+        result.validUntil = validUntil
         return .trusted(result)
     }
 }

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import X509
 
@@ -15,8 +16,12 @@ public struct PinFailureReport: Sendable, Hashable, Encodable {
     public var enforcePinning: Bool
     /// When the pin set stops being enforced, ISO 8601, if it does.
     public var effectiveExpirationDate: String?
-    /// The verified chain, leaf first, as PEM.
-    public var validatedCertificateChain: [String]
+    /// The verified chain, leaf first, as PEM; nil when nothing verified it (a pinning evaluator with
+    /// `performDefaultValidation: false` whose pins matched no certificate), and the chain is then in
+    /// ``servedCertificateChain``.
+    public var validatedCertificateChain: [String]?
+    /// The chain as the server presented it, leaf first, as PEM, when it was not verified; nil otherwise.
+    public var servedCertificateChain: [String]?
     /// The configured pins as `pin-sha256="BASE64"`.
     public var knownPins: [String]
 
@@ -29,6 +34,7 @@ public struct PinFailureReport: Sendable, Hashable, Encodable {
         case enforcePinning = "enforce-pinning"
         case effectiveExpirationDate = "effective-expiration-date"
         case validatedCertificateChain = "validated-certificate-chain"
+        case servedCertificateChain = "served-certificate-chain"
         case knownPins = "known-pins"
     }
 
@@ -41,16 +47,27 @@ public struct PinFailureReport: Sendable, Hashable, Encodable {
         self.includeSubdomains = pattern.map { $0.kind != .exact } ?? false
         self.enforcePinning = mismatch.enforced
         self.effectiveExpirationDate = mismatch.pinSetExpiration?.formatted(.iso8601)
-        self.validatedCertificateChain = mismatch.verifiedCertificates.map { (try? $0.serializeAsPEM().pemString) ?? "" }
+        let pem = mismatch.verifiedCertificates.map { (try? $0.serializeAsPEM().pemString) ?? "" }
+        if mismatch.chainIsVerified {
+            self.validatedCertificateChain = pem
+        } else {
+            self.servedCertificateChain = pem
+        }
         self.knownPins = mismatch.expectedPins.map { pin in
             let base64 = Data(pin.digest).base64EncodedString()
             return pin.kind == .publicKey ? "pin-sha256=\"\(base64)\"" : "cert-sha256=\"\(base64)\""
         }
     }
 
-    /// What makes two reports duplicates: the same host, port, pins and validated chain.
+    /// What makes two reports duplicates: the same host, port, pins and chain.
     public var deduplicationKey: String {
-        ([self.hostname, String(self.port)] + self.knownPins + self.validatedCertificateChain).joined(separator: "\n")
+        let chain = self.validatedCertificateChain ?? self.servedCertificateChain ?? []
+        return ([self.hostname, String(self.port)] + self.knownPins + chain).joined(separator: "\n")
+    }
+
+    /// SHA-256 of ``deduplicationKey``: what a reporter remembers, 32 bytes whatever the chain's size.
+    public var deduplicationDigest: [UInt8] {
+        Array(SHA256.hash(data: Data(self.deduplicationKey.utf8)))
     }
 
     /// The JSON body.

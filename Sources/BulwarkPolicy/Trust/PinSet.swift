@@ -17,6 +17,10 @@ public struct PinSet: Hashable, Sendable {
     /// After this date the pins are not enforced (the chain must still pass default validation).
     public let expiration: Date?
     public let enforcement: Enforcement
+    /// Whether fewer than two keys were accepted for an enforcing set (`allowSinglePin`). The rule counts keys: a
+    /// certificate pin and the SPKI pin of the same certificate name one key, which a pinning evaluator finds out
+    /// when it sees the certificate, and refuses unless this is set.
+    public let allowsSinglePin: Bool
 
     /// Creates a pin set.
     ///
@@ -24,8 +28,8 @@ public struct PinSet: Hashable, Sendable {
     ///   - pins: The pins. Duplicates are removed.
     ///   - expiration: When the pins stop being enforced; `nil` for never.
     ///   - enforcement: `.enforce` (default) or `.reportOnly`.
-    ///   - allowSinglePin: Accept fewer than two distinct pins while enforcing. TrustKit refuses that because a
-    ///     lost or rotated key then locks every user out; opt out only when you control rotation.
+    ///   - allowSinglePin: Accept fewer than two distinct pins (or keys) while enforcing. TrustKit refuses that
+    ///     because a lost or rotated key then locks every user out; opt out only when you control rotation.
     /// - Throws: ``PinError`` with `.emptyPinSet` or `.tooFewPins`.
     public init(
         _ pins: [Pin],
@@ -49,6 +53,7 @@ public struct PinSet: Hashable, Sendable {
         self.pins = unique
         self.expiration = expiration
         self.enforcement = enforcement
+        self.allowsSinglePin = allowSinglePin
     }
 
     /// Creates a pin set from pin texts (see ``Pin``).

@@ -46,7 +46,7 @@ public struct PublicKeysTrustEvaluator: ServerTrustEvaluating {
         } else {
             let pinned = chain.filter { self.matchingPin(for: $0) != nil }
             guard !pinned.isEmpty else {
-                return await self.mismatch(chain, verified: chain, host: host, at: time)
+                return await self.mismatch(chain, verified: nil, host: host, at: time)
             }
             anchors = .custom(pinned)
         }
@@ -61,18 +61,48 @@ public struct PublicKeysTrustEvaluator: ServerTrustEvaluating {
         switch result {
         case .failure(let refusal):
             if !self.performDefaultValidation, self.pinSet.enforcement == .reportOnly {
-                return await self.mismatch(chain, verified: chain, host: host, at: time)
+                return await self.mismatch(chain, verified: nil, host: host, at: time)
             }
             return .refused(refusal)
         case .success(let verified):
             if let (pinned, pin) = verified.lazy.compactMap({ certificate in
                 self.matchingPin(for: certificate).map { (certificate, $0) }
             }).first {
+                if self.pinsNameOneKey(matched: pinned, verified: verified) {
+                    let detail = "the pin set for \(host) names one key only (\(Pin.publicKey(of: pinned)) and the "
+                        + "certificate pin of a certificate with that key); an enforcing pin set needs a backup pin "
+                        + "for another key, so that losing this one does not lock every user out "
+                        + "(allowSinglePin: true opts out)"
+                    return ChainEvaluation.refused(.misconfigured(detail: detail), host: host, presented: chain)
+                }
                 let notice = TrustNotice.pinMatched(host: host, pin: pin, subject: pinned.subject)
-                return .trusted(TrustedChain(host: host, certificates: verified, notices: [notice]))
+                return .trusted(
+                    TrustedChain(
+                        host: host,
+                        certificates: verified,
+                        notices: [notice],
+                        validUntil: self.pinSet.expiration
+                    )
+                )
             }
             return await self.mismatch(chain, verified: verified, host: host, at: time)
         }
+    }
+
+    /// Whether every pin of an enforcing set names the key of `matched`: its SPKI pin, and the certificate pins of
+    /// the verified certificates that carry that key. The "at least two pins" rule counts keys, and only here,
+    /// with the certificates at hand, can a certificate pin be told to name the same key as an SPKI pin. A
+    /// certificate pin of a certificate not on the path counts as another key.
+    private func pinsNameOneKey(matched: Certificate, verified: [Certificate]) -> Bool {
+        guard self.pinSet.enforcement == .enforce, !self.pinSet.allowsSinglePin,
+            self.pinSet.pins.contains(where: { $0.kind == .certificate })
+        else { return false }
+        let key = Pin.publicKey(of: matched)
+        var sameKey: Set<Pin> = [key]
+        for certificate in verified where Pin.publicKey(of: certificate) == key {
+            sameKey.insert(Pin.certificate(of: certificate))
+        }
+        return self.pinSet.pins.allSatisfy { sameKey.contains($0) }
     }
 
     /// The configured pin `certificate` carries, if any. Each digest is computed at most once: this runs in every
@@ -87,23 +117,31 @@ public struct PublicKeysTrustEvaluator: ServerTrustEvaluating {
 
     private func mismatch(
         _ chain: [Certificate],
-        verified: [Certificate],
+        verified: [Certificate]?,
         host: String,
         at time: Date
     ) async -> TrustDecision {
+        let certificates = verified ?? chain
         let mismatch = PinMismatch(
             host: host,
-            verifiedChain: verified.map(CertificateSummary.init),
+            verifiedChain: certificates.map(CertificateSummary.init),
             expectedPins: self.pinSet.pins,
-            verifiedCertificates: verified,
+            verifiedCertificates: certificates,
             enforced: self.pinSet.enforcement == .enforce,
-            pinSetExpiration: self.pinSet.expiration
+            pinSetExpiration: self.pinSet.expiration,
+            chainIsVerified: verified != nil
         )
         switch self.pinSet.enforcement {
         case .enforce:
             return ChainEvaluation.refused(.pinMismatch(mismatch), host: host, presented: chain)
         case .reportOnly:
-            return await self.defaultDecision(chain, host: host, at: time, notice: .reportOnlyPinViolation(mismatch))
+            return await self.defaultDecision(
+                chain,
+                host: host,
+                at: time,
+                notice: .reportOnlyPinViolation(mismatch),
+                validUntil: self.pinSet.expiration
+            )
         }
     }
 
@@ -111,7 +149,8 @@ public struct PublicKeysTrustEvaluator: ServerTrustEvaluating {
         _ chain: [Certificate],
         host: String,
         at time: Date,
-        notice: TrustNotice
+        notice: TrustNotice,
+        validUntil: Date? = nil
     ) async -> TrustDecision {
         let result = await ChainEvaluation.verify(
             chain,
@@ -123,7 +162,7 @@ public struct PublicKeysTrustEvaluator: ServerTrustEvaluating {
         )
         switch result {
         case .success(let verified):
-            return .trusted(TrustedChain(host: host, certificates: verified, notices: [notice]))
+            return .trusted(TrustedChain(host: host, certificates: verified, notices: [notice], validUntil: validUntil))
         case .failure(let refusal):
             return .refused(refusal)
         }

@@ -21,10 +21,20 @@ public struct ServerTrustManager: Sendable {
     /// Tells managers apart (copies share it): part of a ``TrustDecisionCache`` key.
     private let token = Token()
 
-    private final class Token: Sendable {}
+    fileprivate final class Token: Sendable {}
 
-    /// The same for a manager and its copies, different for any other manager.
-    var identity: ObjectIdentifier { ObjectIdentifier(self.token) }
+    /// A manager's identity: the same for a manager and its copies, different for any other manager. It holds the
+    /// manager's token, so while a cache key names a manager no other manager can be allocated at its address.
+    struct Identity: Hashable, Sendable {
+        fileprivate let token: Token
+
+        static func == (lhs: Identity, rhs: Identity) -> Bool { lhs.token === rhs.token }
+
+        func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self.token)) }
+    }
+
+    /// The same for a manager and its copies, different for any other manager, alive or freed.
+    var identity: Identity { Identity(token: self.token) }
 
     /// Creates a manager from host patterns (see ``HostPattern``) and their evaluators.
     ///

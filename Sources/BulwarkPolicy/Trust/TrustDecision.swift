@@ -1,3 +1,4 @@
+import Foundation
 import X509
 
 /// The outcome of a server trust evaluation: a verified chain, or the reasons it was refused.
@@ -36,11 +37,17 @@ public struct TrustedChain: Sendable {
     /// Things the caller should know although the chain was trusted (report-only violations, expired pin sets,
     /// disabled validation). Each becomes a security event.
     public var notices: [TrustNotice]
+    /// When this decision may change although the chain does not, if the evaluator knows such a time: a pin set's
+    /// expiration date, after which its pins are no longer enforced and the chain must pass default validation.
+    /// `nil` when only the certificates' own validity limits the decision. A ``TrustDecisionCache`` never reuses a
+    /// decision past this time.
+    public var validUntil: Date?
 
-    public init(host: String, certificates: [Certificate], notices: [TrustNotice] = []) {
+    public init(host: String, certificates: [Certificate], notices: [TrustNotice] = [], validUntil: Date? = nil) {
         self.host = host
         self.certificates = certificates
         self.notices = notices
+        self.validUntil = validUntil
     }
 }
 

@@ -11,22 +11,26 @@ import X509
 ///   extra or missing intermediate, another host or another policy is a miss and gets a full evaluation.
 /// - **Only trusted decisions are stored.** A refusal is evaluated again on every handshake, so a refusal is never
 ///   served from memory and a server cannot make a refusal stick either.
-/// - **Entries are short-lived.** An entry expires after ``Options/timeToLive`` (five minutes by default) and never
-///   outlives the earliest `notValidAfter` of the verified chain. An entry created in the future (the clock went
-///   back) is dropped.
+/// - **Entries are short-lived.** An entry expires after ``Options/timeToLive`` (five minutes by default), never
+///   outlives the earliest `notValidAfter` of the verified chain, and never outlives the decision's own
+///   ``TrustedChain/validUntil`` (a pin set's expiration date). An entry created in the future (the clock went back)
+///   is dropped.
 /// - **It is bounded.** At most ``Options/capacity`` entries; the least recently used one is evicted first.
 ///
 /// What a hit gives up: anything that could turn a trusted chain into a refused one without the chain changing is
 /// noticed only when the entry expires. For Bulwark's own evaluators that is only the passing of time, which the
-/// expiry above covers (a pin set reaching its expiration date stops enforcing pins, which never turns a trusted
-/// chain into a refused one).
+/// expiry above covers: the certificates' validity, and a pin set's expiration date. The latter can turn a trusted
+/// chain into a refused one: with `performDefaultValidation: false` the pins alone made the chain trusted, and once
+/// they expire the chain must pass default validation. So a pinning evaluator gives its pin set's expiration as the
+/// decision's ``TrustedChain/validUntil``, and no entry is served past it.
 ///
 /// > Warning: An evaluator that consults outside state (revocation, a system trust store that changes while the
 /// > process runs) is asked again only when an entry expires: keep ``Options/timeToLive`` short, or turn the cache
 /// > off, when that delay matters.
 ///
 /// A manager's evaluators cannot change after it is created, and each manager (with its copies) has its own
-/// identity in the key, so one cache can serve several managers.
+/// identity in the key, so one cache can serve several managers. A key keeps its manager's identity alive, so a
+/// manager created after another was freed can never be taken for it.
 ///
 /// `BulwarkClient` keeps one per client (`Configuration.trustDecisionCache`, on by default) and still reports a
 /// security event for every handshake, with the detail `cached` set to `true` on a hit.
@@ -51,7 +55,7 @@ public final class TrustDecisionCache: @unchecked Sendable {
         public let host: String
         /// SHA-256 over the presented chain (see ``TrustDecisionCache/digest(ofPresentedChain:)``).
         public let chainDigest: [UInt8]
-        let manager: ObjectIdentifier
+        let manager: ServerTrustManager.Identity
     }
 
     /// A stored decision.
@@ -126,6 +130,9 @@ public final class TrustDecisionCache: @unchecked Sendable {
         var expiresAt = now.addingTimeInterval(self.options.timeToLive)
         for certificate in chain.certificates where certificate.notValidAfter < expiresAt {
             expiresAt = certificate.notValidAfter
+        }
+        if let validUntil = chain.validUntil, validUntil < expiresAt {
+            expiresAt = validUntil
         }
         guard expiresAt > now else { return }
         self.lock.withLock {

@@ -88,8 +88,12 @@ public struct PinMismatch: Hashable, Sendable {
     public var verifiedChain: [CertificateSummary]
     /// The pins that were expected.
     public var expectedPins: [Pin]
-    /// The verified chain itself (for pin-failure reports, which carry it as PEM).
+    /// The verified chain itself (for pin-failure reports, which carry it as PEM); the chain as presented when
+    /// ``chainIsVerified`` is false.
     public var verifiedCertificates: [Certificate]
+    /// Whether the chain was verified. It is not when a pinning evaluator without default validation found no
+    /// pinned certificate in it: nothing was checked but the pins.
+    public var chainIsVerified: Bool
     /// Whether the pins were enforced (false for a report-only pin set).
     public var enforced: Bool
     /// When the pin set stops being enforced, if ever.
@@ -101,7 +105,8 @@ public struct PinMismatch: Hashable, Sendable {
         expectedPins: [Pin],
         verifiedCertificates: [Certificate] = [],
         enforced: Bool = true,
-        pinSetExpiration: Date? = nil
+        pinSetExpiration: Date? = nil,
+        chainIsVerified: Bool = true
     ) {
         self.host = host
         self.verifiedChain = verifiedChain
@@ -109,6 +114,7 @@ public struct PinMismatch: Hashable, Sendable {
         self.verifiedCertificates = verifiedCertificates
         self.enforced = enforced
         self.pinSetExpiration = pinSetExpiration
+        self.chainIsVerified = chainIsVerified
     }
 
     func message(title: String) -> String {
