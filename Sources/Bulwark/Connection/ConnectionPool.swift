@@ -15,7 +15,9 @@ import NIOCore
 ///   at: an HTTP/1.1 one when released, an HTTP/2 one by the next ``acquire(_:deadline:)``.
 /// - A request waiting for a connection stops waiting at its deadline or when its task is cancelled.
 ///
-/// All state lives behind one lock; no I/O happens while it is held.
+/// Every decision is ``ConnectionPoolStateMachine``'s, a value tested without sockets; this class carries the
+/// decisions out: it resumes waiting requests, schedules idle and deadline timers, and closes channels. The machine
+/// and that bookkeeping live behind one lock; no I/O happens while it is held.
 final class ConnectionPool: Sendable {
     struct Key: Hashable, Sendable {
         var scheme: String
@@ -31,28 +33,9 @@ final class ConnectionPool: Sendable {
         var isReused: Bool
     }
 
-    private struct Idle {
-        var connection: HTTP1Connection
-        var generation: Int
-        /// Closes the connection when it stays idle; cancelled as soon as the connection is used again, so that
-        /// no timer outlives its purpose (NIO cancels timers by searching its timer queue).
-        var timer: Scheduled<Void>?
-    }
-
-    private struct PerKey {
-        var idle: [Idle] = []
-        var open = 0
-        /// Whether the origin spoke HTTP/1.1 on its last new connection. Until the first connection tells,
-        /// further requests wait for it rather than dial more connections that may all turn out to be HTTP/2.
-        var knownHTTP1 = false
-        var http2: HTTP2Connection?
-        var waiters: [Waiter] = []
-    }
-
     /// A request waiting for a connection: resumed with a lease, with nil (try again: a slot may be free), or with
     /// an error (deadline, cancellation, shutdown).
     private struct Waiter {
-        var id: Int
         var continuation: CheckedContinuation<Lease?, any Error>
         /// Ends the wait at the request's deadline; cancelled when the waiter is resumed otherwise.
         var deadlineTimer: Scheduled<Void>?
@@ -68,16 +51,25 @@ final class ConnectionPool: Sendable {
         }
     }
 
+    private typealias StateMachine = ConnectionPoolStateMachine<Key, HTTP1Connection, HTTP2Connection>
+
+    /// The decisions (``ConnectionPoolStateMachine``) and what carries them out: the waiting requests' continuations
+    /// and the idle connections' timers, by the ids the machine uses.
     private struct State {
-        var keys: [Key: PerKey] = [:]
-        var generation = 0
-        var isShutdown = false
-        /// Incremented by each sign-out; connections record the epoch of the credentials they carried.
-        var credentialEpoch = 0
+        var machine: StateMachine
+        var waiters: [Int: Waiter] = [:]
+        /// Closes an idle connection when it stays idle; cancelled as soon as the connection is used again, so that
+        /// no timer outlives its purpose (NIO cancels timers by searching its timer queue).
+        var idleTimers: [Int: Scheduled<Void>] = [:]
         var nextWaiterID = 0
+
+        /// Takes the continuations of `ids` out, in order.
+        mutating func takeWaiters(_ ids: [Int]) -> [Waiter] {
+            ids.compactMap { self.waiters.removeValue(forKey: $0) }
+        }
     }
 
-    private let state = NIOLockedValueBox(State())
+    private let state: NIOLockedValueBox<State>
     private let options: BulwarkClient.PoolOptions
     /// Runs the waiters' deadline timers.
     private let eventLoopGroup: any EventLoopGroup
@@ -85,6 +77,9 @@ final class ConnectionPool: Sendable {
     init(options: BulwarkClient.PoolOptions, eventLoopGroup: any EventLoopGroup) {
         self.options = options
         self.eventLoopGroup = eventLoopGroup
+        self.state = NIOLockedValueBox(
+            State(machine: StateMachine(maximumConnectionsPerHost: options.maximumConnectionsPerHost))
+        )
     }
 
     /// What ``acquire(_:)`` gives a request.
@@ -113,48 +108,27 @@ final class ConnectionPool: Sendable {
     ///   ``BulwarkError/Code/clientShutdown``.
     func acquire(_ key: Key, deadline: NIODeadline? = nil) async throws -> Acquired {
         while true {
-            enum Action {
-                case use(Lease, Scheduled<Void>?)
-                case connect
-                case wait
+            let (acquired, timers) = self.state.withLockedValue { state in
+                let acquired = state.machine.acquire(key)
+                var timers = acquired.closedIdle.compactMap { state.idleTimers.removeValue(forKey: $0.generation) }
+                if case .lease(_, _, let generation?) = acquired.action,
+                    let timer = state.idleTimers.removeValue(forKey: generation)
+                {
+                    timers.append(timer)
+                }
+                return (acquired, timers)
             }
-            var retired: (any Channel)?
-            let action: Action = try self.state.withLockedValue { state in
-                guard !state.isShutdown else { throw BulwarkError(.clientShutdown, host: key.host) }
-                var perKey = state.keys[key, default: PerKey()]
-                defer { state.keys[key] = perKey }
-                if let http2 = perKey.http2 {
-                    if PooledConnection.http2(http2).carriedCredentials(before: state.credentialEpoch) {
-                        // Marked with a signed-out session's credentials after that sign-out ran.
-                        retired = http2.channel
-                        perKey.http2 = nil
-                    } else if http2.channel.isActive {
-                        return .use(Lease(connection: .http2(http2), isReused: true), nil)
-                    } else {
-                        perKey.http2 = nil
-                    }
-                }
-                while let idle = perKey.idle.popLast() {
-                    if idle.connection.channel.isActive {
-                        return .use(Lease(connection: .http1(idle.connection), isReused: true), idle.timer)
-                    }
-                    idle.timer?.cancel()
-                    perKey.open -= 1
-                }
-                let protocolUnknown = !perKey.knownHTTP1 && perKey.open > 0
-                if !protocolUnknown && perKey.open < self.options.maximumConnectionsPerHost {
-                    perKey.open += 1
-                    return .connect
-                }
-                return .wait
-            }
-            retired?.close(promise: nil)
-            switch action {
-            case .use(let lease, let timer):
-                timer?.cancel()
-                return .leased(lease)
+            for timer in timers { timer.cancel() }
+            acquired.retiredHTTP2?.channel.close(promise: nil)
+            switch acquired.action {
+            case .lease(.http1(let connection), let reused, _):
+                return .leased(Lease(connection: .http1(connection), isReused: reused))
+            case .lease(.http2(let connection), let reused, _):
+                return .leased(Lease(connection: .http2(connection), isReused: reused))
             case .connect:
                 return .connect
+            case .failShutdown:
+                throw BulwarkError(.clientShutdown, host: key.host)
             case .wait:
                 if let handed = try await self.wait(for: key, deadline: deadline) { return .leased(handed) }
             }
@@ -187,10 +161,8 @@ final class ConnectionPool: Sendable {
                     }
                 }
                 let shutdown = self.state.withLockedValue { state -> Bool in
-                    if state.isShutdown { return true }
-                    state.keys[key, default: PerKey()].waiters.append(
-                        Waiter(id: id, continuation: continuation, deadlineTimer: timer)
-                    )
+                    guard state.machine.enqueueWaiter(id, key: key) else { return true }
+                    state.waiters[id] = Waiter(continuation: continuation, deadlineTimer: timer)
                     return false
                 }
                 if shutdown {
@@ -209,8 +181,8 @@ final class ConnectionPool: Sendable {
     /// Ends a wait with `error`, if the waiter is still waiting.
     private func abandonWait(key: Key, id: Int, error: BulwarkError) {
         let waiter = self.state.withLockedValue { state -> Waiter? in
-            guard let index = state.keys[key]?.waiters.firstIndex(where: { $0.id == id }) else { return nil }
-            return state.keys[key]?.waiters.remove(at: index)
+            guard state.machine.removeWaiter(id, key: key) else { return nil }
+            return state.waiters.removeValue(forKey: id)
         }
         waiter?.resume(throwing: error)
     }
@@ -218,35 +190,17 @@ final class ConnectionPool: Sendable {
     /// Takes a new connection opened for a ``Acquired/connect`` slot into the pool and leases it to the request
     /// that opened it. Synchronous, so that it can run in the connection's event-loop callback.
     func connected(_ connection: PooledConnection, key: Key) -> Lease {
-        let channel = connection.channel
         switch connection {
         case .http1(let http1):
             // Now that the origin is known to speak HTTP/1.1, waiters may dial connections of their own.
-            let waiters = self.state.withLockedValue { state -> [Waiter] in
-                guard state.keys[key]?.knownHTTP1 == false else { return [] }
-                state.keys[key]?.knownHTTP1 = true
-                let waiters = state.keys[key]?.waiters ?? []
-                state.keys[key]?.waiters = []
-                return waiters
-            }
+            let waiters = self.state.withLockedValue { $0.takeWaiters($0.machine.connectedHTTP1(key)) }
             for waiter in waiters { waiter.resume(returning: nil) }
-            channel.closeFuture.whenComplete { _ in self.closed(http1, key: key) }
+            http1.channel.closeFuture.whenComplete { _ in self.closed(http1, key: key) }
         case .http2(let http2):
-            let waiters = self.state.withLockedValue { state -> [Waiter] in
-                var perKey = state.keys[key, default: PerKey()]
-                perKey.open -= 1
-                perKey.knownHTTP1 = false
-                perKey.http2 = http2
-                let waiters = perKey.waiters
-                perKey.waiters = []
-                state.keys[key] = perKey
-                return waiters
-            }
+            let waiters = self.state.withLockedValue { $0.takeWaiters($0.machine.connectedHTTP2(http2, key: key)) }
             for waiter in waiters { waiter.resume(returning: Lease(connection: .http2(http2), isReused: true)) }
-            channel.closeFuture.whenComplete { _ in
-                self.state.withLockedValue { state in
-                    if state.keys[key]?.http2 === http2 { state.keys[key]?.http2 = nil }
-                }
+            http2.channel.closeFuture.whenComplete { _ in
+                self.state.withLockedValue { $0.machine.closedHTTP2(http2, key: key) }
             }
         }
         return Lease(connection: connection, isReused: false)
@@ -255,37 +209,27 @@ final class ConnectionPool: Sendable {
     /// Gives an HTTP/1.1 connection back after its exchange: kept when `reusable`, otherwise closed.
     func release(_ connection: HTTP1Connection, key: Key, reusable: Bool) {
         enum Next {
-            case handOff(Waiter)
+            case handOff(Waiter?)
             case keptIdle(generation: Int)
             case close(wake: Waiter?)
         }
         let next: Next = self.state.withLockedValue { state in
-            var perKey = state.keys[key, default: PerKey()]
-            defer { state.keys[key] = perKey }
-            let retired = PooledConnection.http1(connection).carriedCredentials(before: state.credentialEpoch)
-            guard reusable, !state.isShutdown, !retired, connection.channel.isActive else {
-                perKey.open -= 1
-                return .close(wake: perKey.waiters.isEmpty ? nil : perKey.waiters.removeFirst())
+            switch state.machine.release(connection, key: key, reusable: reusable) {
+            case .handOff(let id): return .handOff(state.waiters.removeValue(forKey: id))
+            case .keepIdle(let generation): return .keptIdle(generation: generation)
+            case .close(let id): return .close(wake: id.flatMap { state.waiters.removeValue(forKey: $0) })
             }
-            if !perKey.waiters.isEmpty {
-                return .handOff(perKey.waiters.removeFirst())
-            }
-            state.generation += 1
-            perKey.idle.append(Idle(connection: connection, generation: state.generation))
-            return .keptIdle(generation: state.generation)
         }
         switch next {
         case .handOff(let waiter):
-            waiter.resume(returning: Lease(connection: .http1(connection), isReused: true))
+            waiter?.resume(returning: Lease(connection: .http1(connection), isReused: true))
         case .keptIdle(let generation):
             let timer = connection.channel.eventLoop.scheduleTask(in: self.options.idleTimeout) {
-                self.closeIfStillIdle(connection, key: key, generation: generation)
+                self.closeIfStillIdle(key: key, generation: generation)
             }
             let stillIdle = self.state.withLockedValue { state -> Bool in
-                guard let index = state.keys[key]?.idle.firstIndex(where: { $0.generation == generation }) else {
-                    return false
-                }
-                state.keys[key]?.idle[index].timer = timer
+                guard state.machine.isIdle(key, generation: generation) else { return false }
+                state.idleTimers[generation] = timer
                 return true
             }
             if !stillIdle { timer.cancel() }
@@ -295,51 +239,44 @@ final class ConnectionPool: Sendable {
         }
     }
 
-    private func closeIfStillIdle(_ connection: HTTP1Connection, key: Key, generation: Int) {
-        let expired = self.state.withLockedValue { state -> Bool in
-            guard let index = state.keys[key]?.idle.firstIndex(where: { $0.generation == generation }) else {
-                return false
-            }
-            state.keys[key]?.idle.remove(at: index)
-            state.keys[key]?.open -= 1
-            return true
+    private func closeIfStillIdle(key: Key, generation: Int) {
+        let expired = self.state.withLockedValue { state -> HTTP1Connection? in
+            state.idleTimers[generation] = nil
+            return state.machine.idleTimerFired(key, generation: generation)
         }
-        if expired { connection.channel.close(promise: nil) }
+        expired?.channel.close(promise: nil)
     }
 
     /// The server (or anything else) closed an HTTP/1.1 connection: forget it if it was idle.
     private func closed(_ connection: HTTP1Connection, key: Key) {
-        let wake = self.state.withLockedValue { state -> Waiter? in
-            guard let index = state.keys[key]?.idle.firstIndex(where: { $0.connection === connection }) else {
-                return nil
-            }
-            state.keys[key]?.idle.remove(at: index).timer?.cancel()
-            state.keys[key]?.open -= 1
-            return state.keys[key]?.waiters.isEmpty == false ? state.keys[key]?.waiters.removeFirst() : nil
+        let (timer, wake) = self.state.withLockedValue { state -> (Scheduled<Void>?, Waiter?) in
+            let (generation, wake) = state.machine.closedHTTP1(connection, key: key)
+            return (
+                generation.flatMap { state.idleTimers.removeValue(forKey: $0) },
+                wake.flatMap { state.waiters.removeValue(forKey: $0) }
+            )
         }
+        timer?.cancel()
         wake?.resume(returning: nil)
     }
 
     /// Gives back a ``Acquired/connect`` slot whose connection could not be opened, and wakes one waiter.
     func connectFailed(_ key: Key) {
         let wake = self.state.withLockedValue { state -> Waiter? in
-            state.keys[key]?.open -= 1
-            return state.keys[key]?.waiters.isEmpty == false ? state.keys[key]?.waiters.removeFirst() : nil
+            state.machine.connectFailed(key).flatMap { state.waiters.removeValue(forKey: $0) }
         }
         wake?.resume(returning: nil)
     }
 
     /// The number of connections open or being opened, idle ones included.
     var openConnectionCount: Int {
-        self.state.withLockedValue { state in
-            state.keys.values.reduce(0) { $0 + $1.open + ($1.http2 == nil ? 0 : 1) }
-        }
+        self.state.withLockedValue { $0.machine.openConnectionCount }
     }
 
     /// The current sign-out epoch: capture it before attaching credentials to a request, and mark the connection the
     /// request goes over with it (``PooledConnection/markCarriedCredentials(epoch:)``).
     var credentialEpoch: Int {
-        self.state.withLockedValue { $0.credentialEpoch }
+        self.state.withLockedValue { $0.machine.credentialEpoch }
     }
 
     /// Starts a new credential epoch and closes every connection that carried credentials of an earlier one: idle
@@ -349,30 +286,9 @@ final class ConnectionPool: Sendable {
     /// - Returns: The number of connections closed now.
     func signOut() async -> Int {
         let channels = self.state.withLockedValue { state -> [any Channel] in
-            state.credentialEpoch += 1
-            let epoch = state.credentialEpoch
-            var channels: [any Channel] = []
-            for (key, var perKey) in state.keys {
-                let (retired, kept) = perKey.idle.reduce(into: ([Idle](), [Idle]())) { split, idle in
-                    if PooledConnection.http1(idle.connection).carriedCredentials(before: epoch) {
-                        split.0.append(idle)
-                    } else {
-                        split.1.append(idle)
-                    }
-                }
-                for idle in retired {
-                    idle.timer?.cancel()
-                    channels.append(idle.connection.channel)
-                }
-                perKey.idle = kept
-                perKey.open -= retired.count
-                if let http2 = perKey.http2, PooledConnection.http2(http2).carriedCredentials(before: epoch) {
-                    channels.append(http2.channel)
-                    perKey.http2 = nil
-                }
-                state.keys[key] = perKey
-            }
-            return channels
+            let (idle, http2) = state.machine.signOut()
+            for entry in idle { state.idleTimers.removeValue(forKey: entry.generation)?.cancel() }
+            return idle.map(\.connection.channel) + http2.map(\.channel)
         }
         for channel in channels {
             try? await channel.close()
@@ -384,23 +300,29 @@ final class ConnectionPool: Sendable {
     /// request ends.
     func shutdown() async {
         let (channels, waiters) = self.state.withLockedValue { state -> ([any Channel], [Waiter]) in
-            state.isShutdown = true
-            var channels: [any Channel] = []
-            var waiters: [Waiter] = []
-            for (key, perKey) in state.keys {
-                channels += perKey.idle.map(\.connection.channel)
-                for idle in perKey.idle { idle.timer?.cancel() }
-                if let http2 = perKey.http2 { channels.append(http2.channel) }
-                waiters += perKey.waiters
-                state.keys[key]?.idle = []
-                state.keys[key]?.waiters = []
-                state.keys[key]?.http2 = nil
-            }
-            return (channels, waiters)
+            let (idle, http2, waiting) = state.machine.shutdown()
+            for entry in idle { state.idleTimers.removeValue(forKey: entry.generation)?.cancel() }
+            return (idle.map(\.connection.channel) + http2.map(\.channel), state.takeWaiters(waiting))
         }
         for waiter in waiters { waiter.resume(throwing: BulwarkError(.clientShutdown, host: nil)) }
         for channel in channels {
             try? await channel.close()
         }
+    }
+}
+
+extension HTTP1Connection: PoolableConnection {
+    var isOpen: Bool { self.channel.isActive }
+
+    func carriedCredentials(before epoch: Int) -> Bool {
+        PooledConnection.http1(self).carriedCredentials(before: epoch)
+    }
+}
+
+extension HTTP2Connection: PoolableConnection {
+    var isOpen: Bool { self.channel.isActive }
+
+    func carriedCredentials(before epoch: Int) -> Bool {
+        PooledConnection.http2(self).carriedCredentials(before: epoch)
     }
 }

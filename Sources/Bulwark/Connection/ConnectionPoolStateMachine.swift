@@ -1,0 +1,284 @@
+/// What the pool asks of a connection it holds: who it is, whether it is still open, and whether credentials of a
+/// signed-out session went over it. ``HTTP1Connection`` and ``HTTP2Connection`` conform; tests use plain objects.
+protocol PoolableConnection: AnyObject {
+    /// Whether the connection is still open (a server may close an idle connection at any moment).
+    var isOpen: Bool { get }
+    /// Whether credentials of a session that ended before `epoch` went over this connection.
+    func carriedCredentials(before epoch: Int) -> Bool
+}
+
+/// The connection pool's decisions as a value: which connection a request gets, when a new one is opened, who waits,
+/// what is kept idle and what is closed. It does no I/O, holds no lock, starts no timer and resumes no task: each
+/// event returns an action, and ``ConnectionPool`` carries it out (closing channels, scheduling idle and deadline
+/// timers, resuming waiting requests). So every rule of the pool is tested without sockets or clocks.
+///
+/// The rules:
+/// - HTTP/1.1: at most `maximumConnectionsPerHost` connections per key, open or being opened; an idle one is reused
+///   (most recently returned first); further requests wait, first come first served.
+/// - Until an origin is known to speak HTTP/1.1, a second request waits for the first connection instead of dialling
+///   more connections that may all turn out to be HTTP/2.
+/// - HTTP/2: one connection per key carries every request.
+/// - Sign-out starts a new credential epoch; connections that carried credentials of an earlier one are never
+///   handed out again.
+/// - After shutdown nothing is handed out and nothing waits.
+struct ConnectionPoolStateMachine<Key: Hashable, HTTP1: PoolableConnection, HTTP2: PoolableConnection> {
+    /// A connection handed to a request.
+    enum Leased {
+        case http1(HTTP1)
+        case http2(HTTP2)
+    }
+
+    /// An idle HTTP/1.1 connection; `generation` names it for its idle timer.
+    struct Idle {
+        var connection: HTTP1
+        var generation: Int
+    }
+
+    fileprivate struct PerKey {
+        var idle: [Idle] = []
+        /// HTTP/1.1 connections open or being opened, idle ones included.
+        var open = 0
+        var knownHTTP1 = false
+        var http2: HTTP2?
+        /// Waiting requests, by id, in arrival order.
+        var waiters: [Int] = []
+    }
+
+    fileprivate var keys: [Key: PerKey] = [:]
+    private var generation = 0
+    private(set) var isShutdown = false
+    /// Incremented by each sign-out.
+    private(set) var credentialEpoch = 0
+    let maximumConnectionsPerHost: Int
+
+    init(maximumConnectionsPerHost: Int) {
+        self.maximumConnectionsPerHost = maximumConnectionsPerHost
+    }
+
+    // MARK: Acquiring
+
+    /// What a request asking for a connection gets.
+    enum AcquireAction {
+        /// Use this connection now; `reused` is true for a connection that served a request before, and
+        /// `idleGeneration` names the idle timer to cancel, if it came from the idle list.
+        case lease(Leased, reused: Bool, idleGeneration: Int?)
+        /// Open a new connection (a slot is taken): then ``connectedHTTP1(_:)``, ``connectedHTTP2(_:key:)`` or
+        /// ``connectFailed(_:)``.
+        case connect
+        /// Wait: call ``enqueueWaiter(_:key:)``.
+        case wait
+        /// The pool is shut down.
+        case failShutdown
+    }
+
+    /// The decision for a request to `key`, and what to close on the way: idle connections the server closed
+    /// (their idle timers to cancel) and an HTTP/2 connection retired by a sign-out.
+    struct Acquired {
+        var action: AcquireAction
+        var closedIdle: [Idle] = []
+        var retiredHTTP2: HTTP2?
+    }
+
+    mutating func acquire(_ key: Key) -> Acquired {
+        guard !self.isShutdown else { return Acquired(action: .failShutdown) }
+        var perKey = self.keys[key, default: PerKey()]
+        defer { self.keys[key] = perKey }
+        var result = Acquired(action: .wait)
+        if let http2 = perKey.http2 {
+            if http2.carriedCredentials(before: self.credentialEpoch) {
+                // Marked with a signed-out session's credentials after that sign-out ran.
+                result.retiredHTTP2 = http2
+                perKey.http2 = nil
+            } else if http2.isOpen {
+                result.action = .lease(.http2(http2), reused: true, idleGeneration: nil)
+                return result
+            } else {
+                perKey.http2 = nil
+            }
+        }
+        while let idle = perKey.idle.popLast() {
+            if idle.connection.isOpen {
+                result.action = .lease(.http1(idle.connection), reused: true, idleGeneration: idle.generation)
+                return result
+            }
+            result.closedIdle.append(idle)
+            perKey.open -= 1
+        }
+        let protocolUnknown = !perKey.knownHTTP1 && perKey.open > 0
+        if !protocolUnknown && perKey.open < self.maximumConnectionsPerHost {
+            perKey.open += 1
+            result.action = .connect
+        }
+        return result
+    }
+
+    /// Puts waiter `id` in line for `key`; false when the pool is shut down (fail the waiter instead).
+    mutating func enqueueWaiter(_ id: Int, key: Key) -> Bool {
+        guard !self.isShutdown else { return false }
+        self.keys[key, default: PerKey()].waiters.append(id)
+        return true
+    }
+
+    /// Takes waiter `id` out of line (its deadline passed, or its task was cancelled); false when it is no longer
+    /// waiting (it was resumed already).
+    mutating func removeWaiter(_ id: Int, key: Key) -> Bool {
+        guard let index = self.keys[key]?.waiters.firstIndex(of: id) else { return false }
+        self.keys[key]?.waiters.remove(at: index)
+        return true
+    }
+
+    // MARK: New connections
+
+    /// A new HTTP/1.1 connection for a ``AcquireAction/connect`` slot is open: it is leased to the request that
+    /// opened it. The waiters to wake (they try again: the origin is now known to speak HTTP/1.1, so they may dial
+    /// connections of their own).
+    mutating func connectedHTTP1(_ key: Key) -> [Int] {
+        guard self.keys[key]?.knownHTTP1 == false else { return [] }
+        self.keys[key]?.knownHTTP1 = true
+        let waiters = self.keys[key]?.waiters ?? []
+        self.keys[key]?.waiters = []
+        return waiters
+    }
+
+    /// A new connection for a ``AcquireAction/connect`` slot spoke HTTP/2: it serves every request to `key` from
+    /// now on. The waiters to hand it to.
+    mutating func connectedHTTP2(_ connection: HTTP2, key: Key) -> [Int] {
+        var perKey = self.keys[key, default: PerKey()]
+        perKey.open -= 1
+        perKey.knownHTTP1 = false
+        perKey.http2 = connection
+        let waiters = perKey.waiters
+        perKey.waiters = []
+        self.keys[key] = perKey
+        return waiters
+    }
+
+    /// A ``AcquireAction/connect`` slot's connection could not be opened: the slot is free again. The waiter to
+    /// wake, if any.
+    mutating func connectFailed(_ key: Key) -> Int? {
+        self.keys[key]?.open -= 1
+        return self.popWaiter(key)
+    }
+
+    // MARK: Returning and closing
+
+    /// What happens to an HTTP/1.1 connection given back after its exchange.
+    enum ReleaseAction {
+        /// Hand it to this waiter.
+        case handOff(waiter: Int)
+        /// Keep it idle; schedule its idle timer for this generation.
+        case keepIdle(generation: Int)
+        /// Close it, and wake this waiter (a slot is free).
+        case close(wake: Int?)
+    }
+
+    mutating func release(_ connection: HTTP1, key: Key, reusable: Bool) -> ReleaseAction {
+        var perKey = self.keys[key, default: PerKey()]
+        defer { self.keys[key] = perKey }
+        let retired = connection.carriedCredentials(before: self.credentialEpoch)
+        guard reusable, !self.isShutdown, !retired, connection.isOpen else {
+            perKey.open -= 1
+            return .close(wake: perKey.waiters.isEmpty ? nil : perKey.waiters.removeFirst())
+        }
+        if !perKey.waiters.isEmpty {
+            return .handOff(waiter: perKey.waiters.removeFirst())
+        }
+        self.generation += 1
+        perKey.idle.append(Idle(connection: connection, generation: self.generation))
+        return .keepIdle(generation: self.generation)
+    }
+
+    /// The idle timer of `generation` fired: the connection to close, if it is still idle.
+    mutating func idleTimerFired(_ key: Key, generation: Int) -> HTTP1? {
+        guard let index = self.keys[key]?.idle.firstIndex(where: { $0.generation == generation }) else { return nil }
+        self.keys[key]?.open -= 1
+        return self.keys[key]?.idle.remove(at: index).connection
+    }
+
+    /// Whether the connection of `generation` is still idle (its timer is still wanted).
+    func isIdle(_ key: Key, generation: Int) -> Bool {
+        self.keys[key]?.idle.contains { $0.generation == generation } ?? false
+    }
+
+    /// An HTTP/1.1 connection closed (the server, a timeout, anything): forgotten if it was idle. The idle
+    /// generation whose timer to cancel and the waiter to wake, if any.
+    mutating func closedHTTP1(_ connection: HTTP1, key: Key) -> (idleGeneration: Int?, wake: Int?) {
+        guard let index = self.keys[key]?.idle.firstIndex(where: { $0.connection === connection }) else {
+            return (nil, nil)
+        }
+        let idle = self.keys[key]?.idle.remove(at: index)
+        self.keys[key]?.open -= 1
+        return (idle?.generation, self.popWaiter(key))
+    }
+
+    /// An HTTP/2 connection closed: forgotten if it is the key's.
+    mutating func closedHTTP2(_ connection: HTTP2, key: Key) {
+        if self.keys[key]?.http2 === connection { self.keys[key]?.http2 = nil }
+    }
+
+    // MARK: Sign-out and shutdown
+
+    /// Starts a new credential epoch. The connections to close now: idle HTTP/1.1 ones and HTTP/2 ones that carried
+    /// credentials of an earlier epoch (busy HTTP/1.1 ones are closed when released).
+    mutating func signOut() -> (idle: [Idle], http2: [HTTP2]) {
+        self.credentialEpoch += 1
+        let epoch = self.credentialEpoch
+        var idleClosed: [Idle] = []
+        var http2Closed: [HTTP2] = []
+        for (key, var perKey) in self.keys {
+            let retired = perKey.idle.filter { $0.connection.carriedCredentials(before: epoch) }
+            perKey.idle.removeAll { $0.connection.carriedCredentials(before: epoch) }
+            perKey.open -= retired.count
+            idleClosed += retired
+            if let http2 = perKey.http2, http2.carriedCredentials(before: epoch) {
+                http2Closed.append(http2)
+                perKey.http2 = nil
+            }
+            self.keys[key] = perKey
+        }
+        return (idleClosed, http2Closed)
+    }
+
+    /// Shuts the pool down. What to close (idle connections, whose timers to cancel, and HTTP/2 connections) and the
+    /// waiters to fail.
+    mutating func shutdown() -> (idle: [Idle], http2: [HTTP2], waiters: [Int]) {
+        self.isShutdown = true
+        var idle: [Idle] = []
+        var http2: [HTTP2] = []
+        var waiters: [Int] = []
+        for (key, perKey) in self.keys {
+            idle += perKey.idle
+            if let connection = perKey.http2 { http2.append(connection) }
+            waiters += perKey.waiters
+            self.keys[key]?.idle = []
+            self.keys[key]?.waiters = []
+            self.keys[key]?.http2 = nil
+        }
+        return (idle, http2, waiters)
+    }
+
+    // MARK: Figures
+
+    /// Connections open or being opened, idle ones and HTTP/2 ones included.
+    var openConnectionCount: Int {
+        self.keys.values.reduce(0) { $0 + $1.open + ($1.http2 == nil ? 0 : 1) }
+    }
+
+    /// The idle connections of `key`, oldest first.
+    func idleConnections(_ key: Key) -> [HTTP1] {
+        self.keys[key]?.idle.map(\.connection) ?? []
+    }
+
+    /// The waiters of `key`, in line.
+    func waiters(_ key: Key) -> [Int] {
+        self.keys[key]?.waiters ?? []
+    }
+
+    private mutating func popWaiter(_ key: Key) -> Int? {
+        self.keys[key]?.waiters.isEmpty == false ? self.keys[key]?.waiters.removeFirst() : nil
+    }
+}
+
+extension ConnectionPoolStateMachine: Sendable where Key: Sendable, HTTP1: Sendable, HTTP2: Sendable {}
+extension ConnectionPoolStateMachine.Idle: Sendable where HTTP1: Sendable {}
+extension ConnectionPoolStateMachine.PerKey: Sendable where HTTP1: Sendable, HTTP2: Sendable {}

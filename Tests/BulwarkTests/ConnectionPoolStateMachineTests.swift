@@ -1,0 +1,268 @@
+import Testing
+
+@testable import Bulwark
+
+/// The pool's rules, as ``ConnectionPoolStateMachine`` decides them: no sockets, no clocks, no tasks.
+@Suite("Connection pool state machine")
+struct ConnectionPoolStateMachineTests {
+    final class FakeConnection: PoolableConnection, CustomStringConvertible {
+        let name: String
+        var isOpen = true
+        /// The earliest sign-out epoch of the credentials that went over it.
+        var credentialEpoch: Int?
+
+        init(_ name: String) { self.name = name }
+
+        func carriedCredentials(before epoch: Int) -> Bool { self.credentialEpoch.map { $0 < epoch } ?? false }
+
+        var description: String { self.name }
+    }
+
+    typealias Machine = ConnectionPoolStateMachine<String, FakeConnection, FakeConnection>
+
+    static let key = "https://api.bulwark.test:443"
+
+    /// Whether `action` is `.connect`.
+    func isConnect(_ action: Machine.AcquireAction) -> Bool {
+        if case .connect = action { return true }
+        return false
+    }
+
+    func isWait(_ action: Machine.AcquireAction) -> Bool {
+        if case .wait = action { return true }
+        return false
+    }
+
+    /// The HTTP/1.1 connection leased by `action`, if any, and whether it is a reused one.
+    func leasedHTTP1(_ action: Machine.AcquireAction) -> (FakeConnection, Bool)? {
+        if case .lease(.http1(let connection), let reused, _) = action { return (connection, reused) }
+        return nil
+    }
+
+    func leasedHTTP2(_ action: Machine.AcquireAction) -> FakeConnection? {
+        if case .lease(.http2(let connection), _, _) = action { return connection }
+        return nil
+    }
+
+    /// Opens one HTTP/1.1 connection through a connect slot and returns it.
+    func openHTTP1(_ machine: inout Machine, _ name: String) -> FakeConnection {
+        let step1 = machine.acquire(Self.key)
+        #expect(self.isConnect(step1.action))
+        _ = machine.connectedHTTP1(Self.key)
+        return FakeConnection(name)
+    }
+
+    @Test func aSecondRequestWaitsUntilTheFirstConnectionShowsTheProtocol() {
+        var machine = Machine(maximumConnectionsPerHost: 4)
+        let step2 = machine.acquire(Self.key)
+        #expect(self.isConnect(step2.action))
+        // The origin may speak HTTP/2: the second request does not dial a connection of its own yet.
+        let step3 = machine.acquire(Self.key)
+        #expect(self.isWait(step3.action))
+        let step4 = machine.enqueueWaiter(1, key: Self.key)
+        #expect(step4)
+        // HTTP/1.1 it is: the waiter is woken to try again, and now may dial.
+        let step5 = machine.connectedHTTP1(Self.key)
+        #expect(step5 == [1])
+        let step6 = machine.acquire(Self.key)
+        #expect(self.isConnect(step6.action))
+        #expect(machine.openConnectionCount == 2)
+    }
+
+    @Test func http2CarriesEveryRequestAndItsWaitersGetIt() {
+        var machine = Machine(maximumConnectionsPerHost: 4)
+        let step7 = machine.acquire(Self.key)
+        #expect(self.isConnect(step7.action))
+        let step8 = machine.acquire(Self.key)
+        #expect(self.isWait(step8.action))
+        let step9 = machine.enqueueWaiter(7, key: Self.key)
+        #expect(step9)
+        let h2 = FakeConnection("h2")
+        let step10 = machine.connectedHTTP2(h2, key: Self.key)
+        #expect(step10 == [7])
+        let step11 = machine.acquire(Self.key)
+        #expect(self.leasedHTTP2(step11.action) === h2)
+        #expect(machine.openConnectionCount == 1)
+        // Closed by the server: the next request opens a new one.
+        h2.isOpen = false
+        let step12 = machine.acquire(Self.key)
+        #expect(self.isConnect(step12.action))
+        machine.closedHTTP2(h2, key: Self.key)
+        #expect(machine.openConnectionCount == 1)
+    }
+
+    @Test func thePerHostLimitHoldsAndWaitersAreServedInOrder() {
+        var machine = Machine(maximumConnectionsPerHost: 2)
+        let first = self.openHTTP1(&machine, "first")
+        _ = self.openHTTP1(&machine, "second")
+        let step13 = machine.acquire(Self.key)
+        #expect(self.isWait(step13.action))
+        let step14 = machine.enqueueWaiter(1, key: Self.key)
+        #expect(step14)
+        let step15 = machine.acquire(Self.key)
+        #expect(self.isWait(step15.action))
+        let step16 = machine.enqueueWaiter(2, key: Self.key)
+        #expect(step16)
+        #expect(machine.openConnectionCount == 2)
+        guard case .handOff(let handed) = machine.release(first, key: Self.key, reusable: true) else {
+            Issue.record("expected a hand-off")
+            return
+        }
+        #expect(handed == 1)
+        // A connection that cannot be reused is closed, and its slot goes to the next waiter.
+        guard case .close(let woken) = machine.release(first, key: Self.key, reusable: false) else {
+            Issue.record("expected a close")
+            return
+        }
+        #expect(woken == 2)
+        #expect(machine.openConnectionCount == 1)
+    }
+
+    @Test func idleConnectionsAreReusedAndClosedByTheirOwnTimerOnly() {
+        var machine = Machine(maximumConnectionsPerHost: 4)
+        let connection = self.openHTTP1(&machine, "c")
+        guard case .keepIdle(let generation) = machine.release(connection, key: Self.key, reusable: true) else {
+            Issue.record("expected the connection to be kept idle")
+            return
+        }
+        #expect(machine.isIdle(Self.key, generation: generation))
+        let acquired = machine.acquire(Self.key)
+        let leased = self.leasedHTTP1(acquired.action)
+        #expect(leased?.0 === connection)
+        #expect(leased?.1 == true)
+        guard case .lease(_, _, let idleGeneration) = acquired.action else { return }
+        #expect(idleGeneration == generation)
+        // The old timer fires late: the connection is in use, nothing is closed.
+        let step17 = machine.idleTimerFired(Self.key, generation: generation)
+        #expect(step17 == nil)
+        guard case .keepIdle(let second) = machine.release(connection, key: Self.key, reusable: true) else { return }
+        #expect(second != generation)
+        let step18 = machine.idleTimerFired(Self.key, generation: second)
+        #expect(step18 === connection)
+        #expect(machine.openConnectionCount == 0)
+    }
+
+    @Test func anIdleConnectionTheServerClosedIsSkippedAndItsSlotFreed() {
+        var machine = Machine(maximumConnectionsPerHost: 1)
+        let connection = self.openHTTP1(&machine, "c")
+        _ = machine.release(connection, key: Self.key, reusable: true)
+        connection.isOpen = false
+        let acquired = machine.acquire(Self.key)
+        #expect(acquired.closedIdle.map(\.connection) .elementsEqual([connection], by: ===))
+        #expect(self.isConnect(acquired.action))
+        // Its close notification comes later: nothing is counted twice.
+        let step19 = machine.closedHTTP1(connection, key: Self.key)
+        #expect(step19.idleGeneration == nil)
+        #expect(machine.openConnectionCount == 1)
+    }
+
+    @Test func theServerClosingAnIdleConnectionWakesAWaiter() {
+        var machine = Machine(maximumConnectionsPerHost: 1)
+        let connection = self.openHTTP1(&machine, "c")
+        _ = machine.release(connection, key: Self.key, reusable: true)
+        let step20 = machine.enqueueWaiter(3, key: Self.key)
+        #expect(step20)
+        let (generation, wake) = machine.closedHTTP1(connection, key: Self.key)
+        #expect(generation != nil)
+        #expect(wake == 3)
+        #expect(machine.openConnectionCount == 0)
+    }
+
+    @Test func aFailedConnectFreesItsSlotAndWakesAWaiter() {
+        var machine = Machine(maximumConnectionsPerHost: 1)
+        let step21 = machine.acquire(Self.key)
+        #expect(self.isConnect(step21.action))
+        let step22 = machine.enqueueWaiter(5, key: Self.key)
+        #expect(step22)
+        let step23 = machine.connectFailed(Self.key)
+        #expect(step23 == 5)
+        #expect(machine.openConnectionCount == 0)
+        let step24 = machine.acquire(Self.key)
+        #expect(self.isConnect(step24.action))
+    }
+
+    @Test func aWaiterThatLeftIsNotWokenAndCannotLeaveTwice() {
+        var machine = Machine(maximumConnectionsPerHost: 1)
+        let step25 = machine.acquire(Self.key)
+        #expect(self.isConnect(step25.action))
+        let step26 = machine.enqueueWaiter(1, key: Self.key)
+        #expect(step26)
+        let step27 = machine.enqueueWaiter(2, key: Self.key)
+        #expect(step27)
+        let step28 = machine.removeWaiter(1, key: Self.key)
+        #expect(step28)
+        let step29 = machine.removeWaiter(1, key: Self.key)
+        #expect(!step29)
+        let step30 = machine.connectFailed(Self.key)
+        #expect(step30 == 2)
+        // Woken waiters are no longer in line: a late deadline finds nothing to remove.
+        let step31 = machine.removeWaiter(2, key: Self.key)
+        #expect(!step31)
+    }
+
+    @Test func signOutClosesCredentialedIdleAndHTTP2ConnectionsOnly() {
+        var machine = Machine(maximumConnectionsPerHost: 4)
+        let credentialed = self.openHTTP1(&machine, "credentialed")
+        let plain = self.openHTTP1(&machine, "plain")
+        credentialed.credentialEpoch = 0
+        _ = machine.release(credentialed, key: Self.key, reusable: true)
+        _ = machine.release(plain, key: Self.key, reusable: true)
+        let otherKey = "https://cdn.bulwark.test:443"
+        let step32 = machine.acquire(otherKey)
+        #expect(self.isConnect(step32.action))
+        let h2 = FakeConnection("h2")
+        h2.credentialEpoch = 0
+        _ = machine.connectedHTTP2(h2, key: otherKey)
+        let (idle, http2) = machine.signOut()
+        #expect(idle.map(\.connection).elementsEqual([credentialed], by: ===))
+        #expect(http2.elementsEqual([h2], by: ===))
+        #expect(machine.idleConnections(Self.key).elementsEqual([plain], by: ===))
+        #expect(machine.credentialEpoch == 1)
+        #expect(machine.openConnectionCount == 1)
+    }
+
+    @Test func aConnectionMarkedAfterSignOutIsNeverHandedOutAgain() {
+        var machine = Machine(maximumConnectionsPerHost: 4)
+        // HTTP/1.1: leased before the sign-out, marked with the old epoch after it, released afterwards.
+        let connection = self.openHTTP1(&machine, "c")
+        _ = machine.signOut()
+        connection.credentialEpoch = 0
+        guard case .close = machine.release(connection, key: Self.key, reusable: true) else {
+            Issue.record("a connection that carried a signed-out session's credentials must be closed")
+            return
+        }
+        // HTTP/2: retired by the next acquire.
+        let otherKey = "https://cdn.bulwark.test:443"
+        let step33 = machine.acquire(otherKey)
+        #expect(self.isConnect(step33.action))
+        let h2 = FakeConnection("h2")
+        _ = machine.connectedHTTP2(h2, key: otherKey)
+        _ = machine.signOut()
+        h2.credentialEpoch = 1
+        let acquired = machine.acquire(otherKey)
+        #expect(acquired.retiredHTTP2 === h2)
+        #expect(self.isConnect(acquired.action))
+    }
+
+    @Test func afterShutdownNothingIsHandedOutAndNothingWaits() {
+        var machine = Machine(maximumConnectionsPerHost: 1)
+        let connection = self.openHTTP1(&machine, "c")
+        let step34 = machine.enqueueWaiter(9, key: Self.key)
+        #expect(step34)
+        let (idle, http2, waiters) = machine.shutdown()
+        #expect(idle.isEmpty)
+        #expect(http2.isEmpty)
+        #expect(waiters == [9])
+        guard case .failShutdown = machine.acquire(Self.key).action else {
+            Issue.record("expected shutdown")
+            return
+        }
+        let step35 = machine.enqueueWaiter(10, key: Self.key)
+        #expect(!step35)
+        // The busy connection is closed when it comes back, never kept.
+        guard case .close = machine.release(connection, key: Self.key, reusable: true) else {
+            Issue.record("expected a close after shutdown")
+            return
+        }
+    }
+}
