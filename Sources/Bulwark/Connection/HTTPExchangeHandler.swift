@@ -30,10 +30,6 @@ final class Exchange {
     /// Called once on the event loop when the exchange ends: `true` when the connection can serve another request.
     let onComplete: (Bool) -> Void
     var deadlineTask: Scheduled<Void>?
-    var responseKeepAlive = false
-    /// Decompressed body bytes so far, for a response the decompressor inflates (`content-encoding` gzip or deflate).
-    var inflatedBytes = 0
-    var isInflated = false
 
     init(
         host: String,
@@ -50,41 +46,23 @@ final class Exchange {
 
 /// Runs HTTP exchanges on one channel (an HTTP/1.1 connection, or one HTTP/2 stream), one at a time: writes the
 /// request, hands out the response head and a backpressured body, and turns every failure into a
-/// ``BulwarkError``. A pure state machine driven from the channel's event loop.
-///
-/// Its read timer runs only while an exchange waits for the server: it starts when the request is written, restarts
-/// with every read and whenever the body's reader asks for more, and stops at the end of the response. An idle
-/// keep-alive connection has no timer, so a connection reused after a long idle period gets the whole read timeout
-/// for its next response (a timer counting from the connection's last read would fail it soon after reuse).
+/// ``BulwarkError``. Every decision is ``HTTPExchangeStateMachine``'s; this handler carries the decisions out on the
+/// channel's event loop (writes, reads, the read timer, the head promise, the body stream).
 final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPClientResponsePart
     typealias OutboundIn = HTTPClientRequestPart
     typealias OutboundOut = HTTPClientRequestPart
 
-    private enum State {
-        case idle
-        case waitingForHead(Exchange)
-        case streaming(Exchange, ResponseBodyProducer.Source)
-        case closed(BulwarkError)
-    }
-
-    private var state: State = .idle
+    private var machine: HTTPExchangeStateMachine
+    /// The exchange in flight, and its body stream once the head is out.
+    private var exchange: Exchange?
+    private var source: ResponseBodyProducer.Source?
     private var context: ChannelHandlerContext?
-    private var readPending = false
-    private var consumerWantsMore = true
-    private let host: String
-    /// The longest silence from the server while an exchange waits for it.
-    private let idleRead: TimeAmount
-    /// The most decompressed bytes one response may produce (`Int.max` without decompression).
-    private let maximumInflatedSize: Int
-    /// When the server was last heard from, or the reader last asked for more, in the current exchange.
-    private var lastActivity = NIODeadline.uptimeNanoseconds(0)
     private var readTimer: Scheduled<Void>?
+    private var host: String { self.machine.host }
 
     init(host: String, idleRead: TimeAmount, maximumInflatedSize: Int = .max) {
-        self.host = host
-        self.idleRead = idleRead
-        self.maximumInflatedSize = maximumInflatedSize
+        self.machine = HTTPExchangeStateMachine(host: host, idleRead: idleRead, maximumInflatedSize: maximumInflatedSize)
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
@@ -109,19 +87,25 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
         endsRequest: Bool,
         deadline: NIODeadline?
     ) -> Bool {
-        guard let context, case .idle = self.state else {
-            let error: BulwarkError
-            if case .closed(let closedError) = self.state {
-                error = closedError
-            } else {
-                error = BulwarkError(.remoteConnectionClosed, host: self.host, detail: "connection not ready")
-            }
+        guard let context else {
+            var error = BulwarkError(.remoteConnectionClosed, host: self.host, detail: "connection not ready")
+            if case .closed(let closedError) = self.machine.state { error = closedError }
             exchange.headPromise.fail(error)
             exchange.onComplete(false)
             return false
         }
-        self.state = .waitingForHead(exchange)
-        self.startReadTimer(context: context)
+        switch self.machine.startExchange(requestKeepAlive: exchange.requestKeepAlive, now: .now()) {
+        case .refuse(let error):
+            exchange.headPromise.fail(error)
+            exchange.onComplete(false)
+            return false
+        case .write:
+            break
+        }
+        self.exchange = exchange
+        if self.readTimer == nil {
+            self.scheduleReadTimer(at: self.machine.lastActivity + self.machine.idleRead, on: context.eventLoop)
+        }
         if let deadline {
             exchange.deadlineTask = context.eventLoop.scheduleTask(deadline: deadline) { [self] in
                 self.fail(BulwarkError(.deadlineExceeded, host: self.host))
@@ -141,46 +125,23 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     // MARK: Read timer
 
-    private func startReadTimer(context: ChannelHandlerContext) {
-        self.lastActivity = .now()
-        if self.readTimer == nil {
-            self.scheduleReadTimer(at: self.lastActivity + self.idleRead, on: context.eventLoop)
-        }
-    }
-
-    /// One timer per exchange at most: reads only move ``lastActivity``, and the timer, when it fires early,
-    /// schedules itself again for the rest of the period (cancelling a NIO timer searches its timer queue, which
-    /// would cost more on every read than this).
+    /// One timer per exchange at most: reads only move the machine's last activity, and the timer, when it fires
+    /// early, schedules itself again for the rest of the period (cancelling a NIO timer searches its timer queue,
+    /// which would cost more on every read than this).
     private func scheduleReadTimer(at deadline: NIODeadline, on eventLoop: any EventLoop) {
         self.readTimer = eventLoop.assumeIsolated().scheduleTask(deadline: deadline) { [self] in
             self.readTimer = nil
-            self.readTimerFired(on: eventLoop)
+            switch self.machine.readTimerFired(now: .now()) {
+            case .none: break
+            case .reschedule(let next): self.scheduleReadTimer(at: next, on: eventLoop)
+            case .fail(let error): self.fail(error)
+            }
         }
     }
 
     private func stopReadTimer() {
         self.readTimer?.cancel()
         self.readTimer = nil
-    }
-
-    private func readTimerFired(on eventLoop: any EventLoop) {
-        let waitingForServer: Bool
-        switch self.state {
-        case .waitingForHead: waitingForServer = true
-        case .streaming: waitingForServer = self.consumerWantsMore
-        case .idle, .closed: return
-        }
-        let expiry = self.lastActivity + self.idleRead
-        guard waitingForServer, expiry <= .now() else {
-            // Heard from since, or the reader holds the body back (then its next demand restarts the period).
-            self.scheduleReadTimer(at: waitingForServer ? expiry : .now() + self.idleRead, on: eventLoop)
-            return
-        }
-        if case .waitingForHead = self.state {
-            self.fail(BulwarkError(.readTimeout, host: self.host, detail: "no response"))
-        } else {
-            self.fail(BulwarkError(.readTimeout, host: self.host, detail: "the response body stalled"))
-        }
     }
 
     /// Writes one chunk of a streamed request body.
@@ -203,22 +164,23 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     /// Fails the exchange in flight (cancellation, deadline, body failure) and closes the channel.
     func fail(_ error: BulwarkError) {
+        let action = self.machine.fail(error)
+        if case .none = action { return }
         self.stopReadTimer()
-        switch self.state {
-        case .waitingForHead(let exchange):
-            self.state = .closed(error)
-            exchange.deadlineTask?.cancel()
-            exchange.headPromise.fail(error)
-            exchange.onComplete(false)
-        case .streaming(let exchange, let source):
-            self.state = .closed(error)
-            exchange.deadlineTask?.cancel()
-            source.finish(error)
-            exchange.onComplete(false)
-        case .idle:
-            self.state = .closed(error)
-        case .closed:
-            return
+        let exchange = self.exchange
+        let source = self.source
+        self.exchange = nil
+        self.source = nil
+        exchange?.deadlineTask?.cancel()
+        switch action {
+        case .failHead(let error):
+            exchange?.headPromise.fail(error)
+            exchange?.onComplete(false)
+        case .failBody(let error):
+            source?.finish(error)
+            exchange?.onComplete(false)
+        case .close, .none:
+            break
         }
         self.context?.close(promise: nil)
     }
@@ -226,91 +188,74 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
     // MARK: Responses
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        self.lastActivity = .now()
+        let now = NIODeadline.now()
         switch self.unwrapInboundIn(data) {
         case .head(let head):
-            guard case .waitingForHead(let exchange) = self.state else {
-                self.fail(BulwarkError(.invalidResponse, host: self.host, detail: "unexpected response head"))
+            switch self.machine.receivedHead(head, isCompressed: Self.isCompressed(head), now: now) {
+            case .ignore:
                 return
+            case .fail(let error):
+                self.fail(error)
+            case .deliver:
+                guard let exchange = self.exchange else { return }
+                // One buffer in flight, as AsyncHTTPClient does: the socket is read again when the reader takes it.
+                // A deeper queue (16 buffers before) kept NIOSSL's plaintext buffers referenced, so each decrypt had
+                // to allocate fresh ones: in a 256 MiB download that cost page faults and copies (about a quarter
+                // more client CPU) and 3 MiB more memory, with no gain in throughput on loopback.
+                let producer = ResponseBodyProducer.makeSequence(
+                    elementType: ByteBuffer.self,
+                    backPressureStrategy: .init(lowWatermark: 1, highWatermark: 1),
+                    finishOnDeinit: false,
+                    delegate: ResponseBodyDelegate(handler: NIOLoopBound(self, eventLoop: context.eventLoop))
+                )
+                self.source = producer.source
+                exchange.headPromise.succeed((head, producer.sequence))
             }
-            if head.status.code >= 100 && head.status.code < 200 && head.status != .switchingProtocols {
-                return  // informational: the final head follows
-            }
-            // One buffer in flight, as AsyncHTTPClient does: the socket is read again when the reader takes it. A
-            // deeper queue (16 buffers before) kept NIOSSL's plaintext buffers referenced, so each decrypt had to
-            // allocate fresh ones: in a 256 MiB download that cost page faults and copies (about a quarter more
-            // client CPU) and 3 MiB more memory, with no gain in throughput on loopback.
-            let producer = ResponseBodyProducer.makeSequence(
-                elementType: ByteBuffer.self,
-                backPressureStrategy: .init(lowWatermark: 1, highWatermark: 1),
-                finishOnDeinit: false,
-                delegate: ResponseBodyDelegate(handler: NIOLoopBound(self, eventLoop: context.eventLoop))
-            )
-            // After a 101 the connection speaks another protocol (NIO's decoder stops parsing HTTP on it): it must
-            // never serve another request.
-            exchange.responseKeepAlive =
-                exchange.requestKeepAlive && head.isKeepAlive && head.status != .switchingProtocols
-            exchange.isInflated = self.maximumInflatedSize != .max && Self.isCompressed(head)
-            self.state = .streaming(exchange, producer.source)
-            self.consumerWantsMore = true
-            exchange.headPromise.succeed((head, producer.sequence))
         case .body(let buffer):
-            guard case .streaming(let exchange, let source) = self.state else { return }
-            if exchange.isInflated {
-                exchange.inflatedBytes += buffer.readableBytes
-                if exchange.inflatedBytes > self.maximumInflatedSize {
-                    self.fail(
-                        BulwarkError(
-                            .decompressionLimitExceeded,
-                            host: self.host,
-                            detail: "the response inflates to more than \(Self.sizeText(self.maximumInflatedSize))"
-                        )
-                    )
-                    return
+            switch self.machine.receivedBody(count: buffer.readableBytes, now: now) {
+            case .ignore:
+                return
+            case .fail(let error):
+                self.fail(error)
+            case .yield:
+                guard let source = self.source else { return }
+                switch source.yield(buffer) {
+                case .produceMore: self.machine.bodyYielded(wantsMore: true)
+                case .stopProducing: self.machine.bodyYielded(wantsMore: false)
+                case .dropped: break
                 }
             }
-            switch source.yield(buffer) {
-            case .produceMore: self.consumerWantsMore = true
-            case .stopProducing: self.consumerWantsMore = false
-            case .dropped: break
-            }
         case .end:
-            guard case .streaming(let exchange, let source) = self.state else { return }
-            self.state = .idle
+            guard case .complete(let keepAlive, let readNow) = self.machine.receivedEnd(now: now) else { return }
+            let exchange = self.exchange
+            let source = self.source
+            self.exchange = nil
+            self.source = nil
             self.stopReadTimer()
-            exchange.deadlineTask?.cancel()
-            self.consumerWantsMore = true
-            if self.readPending {
-                self.readPending = false
-                context.read()
-            }
+            exchange?.deadlineTask?.cancel()
+            if readNow { context.read() }
             // Give the connection back before the reader sees the end, so its next request finds it idle.
-            exchange.onComplete(exchange.responseKeepAlive)
-            source.finish()
+            exchange?.onComplete(keepAlive)
+            source?.finish()
         }
     }
 
     func read(context: ChannelHandlerContext) {
-        if self.consumerWantsMore {
+        if self.machine.readRequested() {
             context.read()
-        } else {
-            self.readPending = true
         }
     }
 
     func produceMore() {
-        self.consumerWantsMore = true
-        self.lastActivity = .now()
-        if self.readPending, let context {
-            self.readPending = false
+        if self.machine.demandResumed(now: .now()), let context {
             context.read()
         }
     }
 
     /// The reader stopped before the end of the body: the rest cannot be skipped safely, so the connection closes.
     func consumerTerminated() {
-        if case .streaming = self.state {
-            self.fail(BulwarkError(.cancelled, host: self.host, detail: "response body abandoned"))
+        if let error = self.machine.consumerTerminated() {
+            self.fail(error)
         }
     }
 

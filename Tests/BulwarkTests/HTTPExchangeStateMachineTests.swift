@@ -1,0 +1,250 @@
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOEmbedded
+import NIOHTTP1
+import Testing
+
+@testable import Bulwark
+
+/// The exchange's rules, as ``HTTPExchangeStateMachine`` decides them: no channel, no clock (times are given).
+@Suite("HTTP exchange state machine")
+struct HTTPExchangeStateMachineTests {
+    static let host = "api.bulwark.test"
+    let start = NIODeadline.uptimeNanoseconds(1_000_000_000_000)
+
+    func machine(maximumInflatedSize: Int = .max) -> HTTPExchangeStateMachine {
+        HTTPExchangeStateMachine(host: Self.host, idleRead: .seconds(30), maximumInflatedSize: maximumInflatedSize)
+    }
+
+    func head(_ status: HTTPResponseStatus, keepAlive: Bool = true) -> HTTPResponseHead {
+        var head = HTTPResponseHead(version: .http1_1, status: status)
+        if !keepAlive { head.headers.add(name: "connection", value: "close") }
+        return head
+    }
+
+    func isWrite(_ action: HTTPExchangeStateMachine.StartAction) -> Bool {
+        if case .write = action { return true }
+        return false
+    }
+
+    func code(_ error: BulwarkError?) -> BulwarkError.Code? { error?.code }
+
+    @Test func aKeepAliveExchangeEndsReusableAndTheNextMayStart() {
+        var machine = self.machine()
+        let step1 = machine.startExchange(requestKeepAlive: true, now: self.start)
+        #expect(self.isWrite(step1))
+        guard case .deliver = machine.receivedHead(self.head(.ok), isCompressed: false, now: self.start) else {
+            Issue.record("expected the head to be delivered")
+            return
+        }
+        guard case .yield = machine.receivedBody(count: 10, now: self.start) else { return }
+        let step2 = machine.receivedEnd(now: self.start)
+        #expect(step2 == .complete(keepAlive: true, readNow: false))
+        let step3 = machine.startExchange(requestKeepAlive: true, now: self.start)
+        #expect(self.isWrite(step3))
+    }
+
+    @Test func connectionCloseAndSwitchingProtocolsAreNotReusable() {
+        var machine = self.machine()
+        _ = machine.startExchange(requestKeepAlive: true, now: self.start)
+        _ = machine.receivedHead(self.head(.ok, keepAlive: false), isCompressed: false, now: self.start)
+        let step4 = machine.receivedEnd(now: self.start)
+        #expect(step4 == .complete(keepAlive: false, readNow: false))
+        // A 101 is final and ends the connection's HTTP life, whatever its headers say.
+        _ = machine.startExchange(requestKeepAlive: true, now: self.start)
+        guard case .deliver = machine.receivedHead(self.head(.switchingProtocols), isCompressed: false, now: self.start)
+        else {
+            Issue.record("a 101 is the final head")
+            return
+        }
+        let step5 = machine.receivedEnd(now: self.start)
+        #expect(step5 == .complete(keepAlive: false, readNow: false))
+        // A request that asked to close is not reused either.
+        _ = machine.startExchange(requestKeepAlive: false, now: self.start)
+        _ = machine.receivedHead(self.head(.ok), isCompressed: false, now: self.start)
+        let step6 = machine.receivedEnd(now: self.start)
+        #expect(step6 == .complete(keepAlive: false, readNow: false))
+    }
+
+    @Test func informationalHeadsAreSkippedAndUnexpectedHeadsFail() {
+        var machine = self.machine()
+        guard case .fail(let early) = machine.receivedHead(self.head(.ok), isCompressed: false, now: self.start) else {
+            Issue.record("a head before any request must fail")
+            return
+        }
+        #expect(early.code == .invalidResponse)
+        _ = machine.startExchange(requestKeepAlive: true, now: self.start)
+        guard case .ignore = machine.receivedHead(self.head(.continue), isCompressed: false, now: self.start) else {
+            Issue.record("100 Continue is informational")
+            return
+        }
+        guard case .deliver = machine.receivedHead(self.head(.ok), isCompressed: false, now: self.start) else { return }
+        guard case .fail = machine.receivedHead(self.head(.ok), isCompressed: false, now: self.start) else {
+            Issue.record("a second final head must fail")
+            return
+        }
+    }
+
+    @Test func theReadTimerCountsFromTheRequestNotTheConnectionsLastRead() {
+        var machine = self.machine()
+        // An hour idle, then a request: the whole period is the request's.
+        let later = self.start + .hours(1)
+        #expect(machine.readTimerFired(now: later).isNone)
+        _ = machine.startExchange(requestKeepAlive: true, now: later)
+        guard case .reschedule(let next) = machine.readTimerFired(now: later + .seconds(29)) else {
+            Issue.record("29 s after the request the timer must wait on")
+            return
+        }
+        #expect(next == later + .seconds(30))
+        guard case .fail(let error) = machine.readTimerFired(now: later + .seconds(30)) else {
+            Issue.record("30 s of silence must fail")
+            return
+        }
+        #expect(error.code == .readTimeout)
+    }
+
+    @Test func readsAndDemandMoveTheTimerAndAHeldBackBodyDoesNotTimeOut() {
+        var machine = self.machine()
+        _ = machine.startExchange(requestKeepAlive: true, now: self.start)
+        _ = machine.receivedHead(self.head(.ok), isCompressed: false, now: self.start + .seconds(20))
+        guard case .reschedule(let next) = machine.readTimerFired(now: self.start + .seconds(30)) else { return }
+        #expect(next == self.start + .seconds(50))
+        // The reader's buffer is full: the server is not waited for, so no timeout, and reads are held back.
+        machine.bodyYielded(wantsMore: false)
+        let step7 = machine.readRequested()
+        #expect(!step7)
+        guard case .reschedule = machine.readTimerFired(now: self.start + .seconds(100)) else {
+            Issue.record("a reader holding the body back is not the server's silence")
+            return
+        }
+        // The reader asks again: the held read happens now, and the period restarts.
+        let step8 = machine.demandResumed(now: self.start + .seconds(100))
+        #expect(step8)
+        let step9 = machine.readRequested()
+        #expect(step9)
+        guard case .reschedule(let resumed) = machine.readTimerFired(now: self.start + .seconds(110)) else { return }
+        #expect(resumed == self.start + .seconds(130))
+    }
+
+    @Test func aHeldReadHappensWhenTheResponseEnds() {
+        var machine = self.machine()
+        _ = machine.startExchange(requestKeepAlive: true, now: self.start)
+        _ = machine.receivedHead(self.head(.ok), isCompressed: false, now: self.start)
+        machine.bodyYielded(wantsMore: false)
+        let step10 = machine.readRequested()
+        #expect(!step10)
+        let step11 = machine.receivedEnd(now: self.start)
+        #expect(step11 == .complete(keepAlive: true, readNow: true))
+        let step12 = machine.readRequested()
+        #expect(step12)
+    }
+
+    @Test func anInflatedBodyIsCappedAndAPlainOneIsNot() {
+        var machine = self.machine(maximumInflatedSize: 100)
+        _ = machine.startExchange(requestKeepAlive: true, now: self.start)
+        _ = machine.receivedHead(self.head(.ok), isCompressed: true, now: self.start)
+        guard case .yield = machine.receivedBody(count: 100, now: self.start) else { return }
+        guard case .fail(let error) = machine.receivedBody(count: 1, now: self.start) else {
+            Issue.record("101 inflated bytes must break a 100-byte limit")
+            return
+        }
+        #expect(error.code == .decompressionLimitExceeded)
+        var plain = self.machine(maximumInflatedSize: 100)
+        _ = plain.startExchange(requestKeepAlive: true, now: self.start)
+        _ = plain.receivedHead(self.head(.ok), isCompressed: false, now: self.start)
+        guard case .yield = plain.receivedBody(count: 1_000, now: self.start) else {
+            Issue.record("an uncompressed body is not inflated")
+            return
+        }
+    }
+
+    @Test func aFailureEndsWhatRunsOnceAndKeepsTheConnectionClosed() {
+        var machine = self.machine()
+        _ = machine.startExchange(requestKeepAlive: true, now: self.start)
+        guard case .failHead(let error) = machine.fail(BulwarkError(.cancelled, host: Self.host)) else {
+            Issue.record("a failure while waiting fails the head")
+            return
+        }
+        #expect(error.code == .cancelled)
+        guard case .none = machine.fail(BulwarkError(.readTimeout, host: Self.host)) else {
+            Issue.record("a second failure does nothing")
+            return
+        }
+        guard case .refuse(let refused) = machine.startExchange(requestKeepAlive: true, now: self.start) else {
+            Issue.record("a closed connection takes no request")
+            return
+        }
+        // The next request learns why the connection closed.
+        #expect(refused.code == .cancelled)
+        var streaming = self.machine()
+        _ = streaming.startExchange(requestKeepAlive: true, now: self.start)
+        _ = streaming.receivedHead(self.head(.ok), isCompressed: false, now: self.start)
+        #expect(self.code(streaming.consumerTerminated()) == .cancelled)
+        guard case .failBody = streaming.fail(BulwarkError(.cancelled, host: Self.host)) else {
+            Issue.record("a failure while streaming fails the body")
+            return
+        }
+        guard case .ignore = streaming.receivedBody(count: 1, now: self.start) else { return }
+        var idle = self.machine()
+        guard case .close = idle.fail(BulwarkError(.remoteConnectionClosed, host: Self.host)) else { return }
+        #expect(idle.consumerTerminated() == nil)
+    }
+
+    @Test func aSecondRequestWhileOneRunsIsRefused() {
+        var machine = self.machine()
+        _ = machine.startExchange(requestKeepAlive: true, now: self.start)
+        guard case .refuse(let error) = machine.startExchange(requestKeepAlive: true, now: self.start) else {
+            Issue.record("one exchange at a time")
+            return
+        }
+        #expect(error.code == .remoteConnectionClosed)
+    }
+
+    /// The handler over an `EmbeddedChannel`: the request is written, the head and body reach the caller, and the
+    /// connection is given back reusable.
+    @Test func theHandlerRunsAnExchangeOverAnEmbeddedChannel() async throws {
+        let channel = EmbeddedChannel()
+        let handler = HTTPExchangeHandler(host: Self.host, idleRead: .seconds(30))
+        try channel.pipeline.syncOperations.addHandler(handler)
+        let promise = channel.eventLoop.makePromise(of: (HTTPResponseHead, ResponseBodyProducer).self)
+        let completed = NIOLockedValueBox<Bool?>(nil)
+        let exchange = Exchange(host: Self.host, headPromise: promise, requestKeepAlive: true) { reusable in
+            completed.withLockedValue { $0 = reusable }
+        }
+        var requestHead = HTTPRequestHead(version: .http1_1, method: .GET, uri: "/hello")
+        requestHead.headers.add(name: "host", value: Self.host)
+        #expect(handler.start(exchange, head: requestHead, body: nil, endsRequest: true, deadline: nil))
+        guard case .head(let written) = try channel.readOutbound(as: HTTPClientRequestPart.self) else {
+            Issue.record("expected the request head")
+            return
+        }
+        #expect(written.uri == "/hello")
+        guard case .end = try channel.readOutbound(as: HTTPClientRequestPart.self) else {
+            Issue.record("expected the request end")
+            return
+        }
+        try channel.writeInbound(HTTPClientResponsePart.head(self.head(.ok)))
+        let (head, body) = try await promise.futureResult.get()
+        #expect(head.status == .ok)
+        try channel.writeInbound(HTTPClientResponsePart.body(ByteBuffer(string: "hello")))
+        try channel.writeInbound(HTTPClientResponsePart.end(nil))
+        #expect(completed.withLockedValue { $0 } == true)
+        var received = ""
+        for try await part in body { received += String(buffer: part) }
+        #expect(received == "hello")
+        // The server closing the idle connection fails the next request with the reason.
+        channel.pipeline.fireChannelInactive()
+        let next = channel.eventLoop.makePromise(of: (HTTPResponseHead, ResponseBodyProducer).self)
+        let refused = Exchange(host: Self.host, headPromise: next, requestKeepAlive: true) { _ in }
+        #expect(!handler.start(refused, head: requestHead, body: nil, endsRequest: true, deadline: nil))
+        await #expect(throws: BulwarkError.self) { _ = try await next.futureResult.get() }
+        _ = try? channel.finish()
+    }
+}
+
+extension HTTPExchangeStateMachine.TimerAction {
+    var isNone: Bool {
+        if case .none = self { return true }
+        return false
+    }
+}
