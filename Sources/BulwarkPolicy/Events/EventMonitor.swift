@@ -1,14 +1,13 @@
-/// Receives security events. Implement only what you need: the default does nothing.
+/// Receives security events.
+///
+/// ``record(_:)`` has no default implementation on purpose: with one, a monitor whose method name or signature is
+/// misspelt would compile and silently drop every event. A monitor that wants nothing writes an empty method.
 ///
 /// Monitors are called synchronously on the thread where the event happened (often an event loop): do not block;
 /// hand slow work (files, network) to a queue or task of your own.
 public protocol EventMonitor: Sendable {
     /// Called for every event.
     func record(_ event: SecurityEvent)
-}
-
-extension EventMonitor {
-    public func record(_ event: SecurityEvent) {}
 }
 
 /// Sends every event to each of its monitors, in order.
