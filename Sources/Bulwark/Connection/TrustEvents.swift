@@ -54,7 +54,7 @@ enum TrustEvents {
         case .pinMatched: kind = .pinMatched
         case .reportOnlyPinViolation: kind = .reportOnlyViolation
         case .pinSetExpired: kind = .pinSetExpired
-        case .validationDisabled: kind = .insecureOptionUsed
+        case .validationDisabled, .hostNotValidated, .defaultValidationSkipped: kind = .insecureOptionUsed
         }
         return SecurityEvent(kind: kind, host: host, reason: notice.shortDescription, message: String(describing: notice))
     }

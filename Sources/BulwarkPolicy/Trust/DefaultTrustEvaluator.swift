@@ -9,7 +9,11 @@ import X509
 public struct DefaultTrustEvaluator: ServerTrustEvaluating {
     public var roots: TrustRoots
     public var options: ValidationOptions
-    /// Whether the host name is checked. Turning this off accepts any valid certificate for any name.
+    /// Whether the host name is checked.
+    ///
+    /// > Warning: Turning this off accepts any valid certificate for any name: anyone with a certificate from the
+    /// > same roots can impersonate the host. Every handshake it decides carries a `.hostNotValidated` notice,
+    /// > reported as an `insecure_option_used` event.
     public var validateHost: Bool
 
     public init(roots: TrustRoots = .system, options: ValidationOptions = .init(), validateHost: Bool = true) {
@@ -28,7 +32,9 @@ public struct DefaultTrustEvaluator: ServerTrustEvaluating {
             validateHost: self.validateHost
         )
         switch result {
-        case .success(let verified): return .trusted(TrustedChain(host: host, certificates: verified))
+        case .success(let verified):
+            return TrustDecision.trusted(TrustedChain(host: host, certificates: verified))
+                .noting(hostValidated: self.validateHost, defaultValidationPerformed: true)
         case .failure(let refusal): return .refused(refusal)
         }
     }

@@ -10,6 +10,11 @@ import X509
 ///   still lead, signature by signature and within its validity, from the leaf to a pinned certificate, but the
 ///   system roots are not consulted.
 /// - `validateHost`: the leaf must be valid for the host.
+///
+/// > Warning: `performDefaultValidation: false` trusts whatever chains to a pinned certificate, with no trusted
+/// > root behind it, and `validateHost: false` accepts a certificate for any name. Each trusted handshake decided
+/// > with one of them carries a `.defaultValidationSkipped` or `.hostNotValidated` notice, reported as an
+/// > `insecure_option_used` event.
 public struct PinnedCertificatesTrustEvaluator: ServerTrustEvaluating {
     public let certificates: [Certificate]
     public var roots: TrustRoots
@@ -37,6 +42,13 @@ public struct PinnedCertificatesTrustEvaluator: ServerTrustEvaluating {
     }
 
     public func evaluate(_ chain: [Certificate], forHost host: String, at time: Date) async -> TrustDecision {
+        await self.decide(chain, host: host, at: time).noting(
+            hostValidated: self.validateHost,
+            defaultValidationPerformed: self.performDefaultValidation
+        )
+    }
+
+    private func decide(_ chain: [Certificate], host: String, at time: Date) async -> TrustDecision {
         guard !self.certificates.isEmpty else {
             return ChainEvaluation.refused(.misconfigured(detail: "no pinned certificates"), host: host, presented: chain)
         }

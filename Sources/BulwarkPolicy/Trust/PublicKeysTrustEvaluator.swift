@@ -9,6 +9,11 @@ import X509
 ///   signature by signature and within its validity, from the leaf to a pinned key.
 /// - `validateHost`: the leaf must be valid for the host.
 ///
+/// > Warning: `performDefaultValidation: false` trusts whatever chains to a pinned key, with no trusted root
+/// > behind it, and `validateHost: false` accepts a certificate for any name. Each trusted handshake decided with
+/// > one of them carries a `.defaultValidationSkipped` or `.hostNotValidated` notice, reported as an
+/// > `insecure_option_used` event.
+///
 /// Pin-set rules (TrustKit):
 /// - after the set's expiration the pins are not enforced; the chain must then pass default validation against
 ///   `roots` (whatever `performDefaultValidation` says) and the decision carries a `.pinSetExpired` notice;
@@ -36,6 +41,14 @@ public struct PublicKeysTrustEvaluator: ServerTrustEvaluating {
     }
 
     public func evaluate(_ chain: [Certificate], forHost host: String, at time: Date) async -> TrustDecision {
+        await self.decide(chain, host: host, at: time).noting(
+            hostValidated: self.validateHost,
+            // An expired pin set is not enforced, and the chain then passes default validation whatever this says.
+            defaultValidationPerformed: self.performDefaultValidation || self.pinSet.isExpired(at: time)
+        )
+    }
+
+    private func decide(_ chain: [Certificate], host: String, at time: Date) async -> TrustDecision {
         if self.pinSet.isExpired(at: time) {
             let expiration = TrustFailureReason.format(self.pinSet.expiration ?? time)
             return await self.defaultDecision(chain, host: host, at: time, notice: .pinSetExpired(host: host, expiration: expiration))

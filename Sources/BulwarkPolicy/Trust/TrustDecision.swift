@@ -63,6 +63,10 @@ public enum TrustNotice: Hashable, Sendable, CustomStringConvertible {
     case pinSetExpired(host: String, expiration: String)
     /// Certificate validation is disabled for this host (development only).
     case validationDisabled(host: String)
+    /// The host name was not checked against the certificate (`validateHost: false`).
+    case hostNotValidated(host: String)
+    /// The chain was not validated to trusted roots (`performDefaultValidation: false`): only the pins were checked.
+    case defaultValidationSkipped(host: String)
 
     /// A bounded, value-free label.
     public var shortDescription: String {
@@ -71,6 +75,8 @@ public enum TrustNotice: Hashable, Sendable, CustomStringConvertible {
         case .reportOnlyPinViolation: return "report_only_pin_violation"
         case .pinSetExpired: return "pin_set_expired"
         case .validationDisabled: return "validation_disabled"
+        case .hostNotValidated: return "host_not_validated"
+        case .defaultValidationSkipped: return "default_validation_skipped"
         }
     }
 
@@ -84,6 +90,12 @@ public enum TrustNotice: Hashable, Sendable, CustomStringConvertible {
             return "the pin set for \(host) expired at \(expiration) and is not enforced"
         case .validationDisabled(let host):
             return "WARNING: certificate validation is disabled for \(host); any server can impersonate it"
+        case .hostNotValidated(let host):
+            return "WARNING: the certificate was not checked against the name \(host) (validateHost: false); "
+                + "a valid certificate for any name is accepted"
+        case .defaultValidationSkipped(let host):
+            return "WARNING: the chain for \(host) was not validated to trusted roots "
+                + "(performDefaultValidation: false); only the pins were checked"
         }
     }
 }
@@ -160,5 +172,16 @@ extension TrustFailureReason {
         case .pinMismatch, .certificateNotPinned: return true
         default: return false
         }
+    }
+}
+
+extension TrustDecision {
+    /// The decision with the notices of the options that weakened it, when it is trusted: each is reported as an
+    /// `insecure_option_used` event on every handshake it decides (a cached decision keeps its notices).
+    func noting(hostValidated: Bool, defaultValidationPerformed: Bool) -> TrustDecision {
+        guard case .trusted(var chain) = self, !hostValidated || !defaultValidationPerformed else { return self }
+        if !defaultValidationPerformed { chain.notices.append(.defaultValidationSkipped(host: chain.host)) }
+        if !hostValidated { chain.notices.append(.hostNotValidated(host: chain.host)) }
+        return .trusted(chain)
     }
 }
