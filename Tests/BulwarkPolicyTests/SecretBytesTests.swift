@@ -450,6 +450,36 @@ struct SecretBytesTests {
         #expect(registry.lockedPageCount == 0)
     }
 
+    #if os(Linux)
+    @Test("on Linux a secret's pages really are excluded from core dumps (VmFlags dd in /proc/self/smaps)")
+    func coreDumpExclusionIsApplied() throws {
+        let pageSize = Int(sysconf(Int32(_SC_PAGESIZE)))
+        let secret = SecretBytes(count: 3 * pageSize) { $0.initializeMemory(as: UInt8.self, repeating: 0x5A) }
+        // A page inside the buffer: the mapping holding it must carry the "dd" (do not dump) flag.
+        let interior = (address(of: secret) + UInt(pageSize)) & ~UInt(pageSize - 1)
+        // procfs files report a size of 0: read to the end rather than by size.
+        let handle = try #require(FileHandle(forReadingAtPath: "/proc/self/smaps"))
+        let smaps = String(decoding: handle.readDataToEndOfFile(), as: UTF8.self)
+        try handle.close()
+        var inMapping = false
+        var flags: [Substring]?
+        for line in smaps.split(separator: "\n") {
+            if let range = line.split(separator: " ").first, range.contains("-"), !line.hasSuffix(":"),
+                let dash = range.firstIndex(of: "-"),
+                let start = UInt(range[..<dash], radix: 16),
+                let end = UInt(range[range.index(after: dash)...], radix: 16)
+            {
+                inMapping = start <= interior && interior < end
+            } else if inMapping, line.hasPrefix("VmFlags:") {
+                flags = line.dropFirst("VmFlags:".count).split(separator: " ")
+                break
+            }
+        }
+        #expect(flags?.contains("dd") == true, "\(flags.map { $0.joined(separator: " ") } ?? "no mapping found")")
+        _ = secret.count
+    }
+    #endif
+
     @Test("a secret file is read whole, with trailing newlines trimmed unless asked not to")
     func fromFile() throws {
         let directory = FileManager.default.temporaryDirectory.appending(path: "bulwark-secrets-\(UUID())")
