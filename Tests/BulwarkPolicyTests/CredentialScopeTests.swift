@@ -154,6 +154,7 @@ struct CredentialScopeTests {
         ScopeCase("https://api.example.com/v1/x/..;/..;/admin", false),
         ScopeCase("https://api.example.com/v1/.;/x", false),  // ";" in a dot segment: no guess either way
         ScopeCase("https://api.example.com/v1/..%3b/admin", false),  // an encoded ";" is no better
+        ScopeCase("https://api.example.com/v1/..%3Bx;y/admin", false),
         ScopeCase("https://api.example.com/v1//../admin", false),  // nginx: /admin
         ScopeCase("https://api.example.com/v1/x//../../admin", false),  // nginx: /admin
         ScopeCase("https://api.example.com/v1/x//..", false),

@@ -260,9 +260,11 @@ public struct CredentialScope: Hashable, Sendable, CustomStringConvertible {
         let segments = lowered.split(separator: "/", omittingEmptySubsequences: false)
         var sawEmptySegment = false
         for (index, segment) in segments.enumerated() {
-            // Tomcat and Jetty drop a path parameter (";…") before removing dot segments: "..;x" is "..".
-            if let cut = segment.firstRange(of: ";") ?? segment.firstRange(of: "%3b") {
-                let name = segment[..<cut.lowerBound]
+            // Tomcat and Jetty drop a path parameter (";…") before removing dot segments: "..;x" is "..". Some
+            // servers decode "%3b" first. Whichever comes first starts the parameter.
+            let cuts = [segment.firstRange(of: ";"), segment.firstRange(of: "%3b")].compactMap { $0?.lowerBound }
+            if let cut = cuts.min() {
+                let name = segment[..<cut]
                 if name == "." || name == ".." {
                     return .parameterInDotSegment
                 }
