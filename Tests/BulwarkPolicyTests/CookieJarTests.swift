@@ -250,6 +250,83 @@ struct CookieJarTests {
         #expect(jar.cookieHeaderValue(for: url("https://www.example.com/")) == nil)
     }
 
+    // MARK: - Sessions (issue 16, defect 4)
+
+    @Test("a sign-out between the epoch check and the store lets no cookie in (the check and the store are one step)")
+    func signOutBetweenCheckAndStore() {
+        // The jar reads its clock after it captured the caller's epoch and before it stores: a clock that signs out
+        // the first time it is read puts a sign-out exactly into the window a two-lock implementation leaves open.
+        let signOut = SignOutOnFirstRead()
+        let jar = CookieJar(now: { signOut.fire(); return Date(timeIntervalSince1970: 1_700_000_000) })
+        signOut.jar = jar
+        let epoch = jar.epoch
+        jar.store(setCookieFields: ["sid=old-session; Path=/"], from: url("https://example.com/"), epoch: epoch)
+        #expect(signOut.fired)
+        #expect(jar.count == 0, "a cookie of the old session was stored after sign-out")
+        #expect(jar.cookieHeaderValue(for: url("https://example.com/")) == nil)
+    }
+
+    @Test("epochs: removeAll starts a new one; a stale epoch stores and deletes nothing and says so per field")
+    func epochs() {
+        let jar = makeJar()
+        let site = url("https://example.com/")
+        #expect(jar.epoch == 0)
+        jar.store(setCookieFields: ["keep=1; Path=/"], from: site, epoch: jar.epoch)
+        let old = jar.epoch
+        #expect(jar.removeAll() == 1)
+        #expect(jar.epoch == old + 1)
+        jar.store(setCookieFields: ["current=1; Path=/"], from: site, epoch: jar.epoch)
+        let stale = jar.store(setCookieFields: ["sid=old", "noequals", "current=; Max-Age=0"], from: site, epoch: old)
+        #expect(
+            stale == [
+                .ignored(name: "sid", reason: .sessionEnded), .ignored(name: nil, reason: .malformed),
+                .ignored(name: "current", reason: .sessionEnded),
+            ]
+        )
+        #expect(jar.allCookies.map(\.name) == ["current"], "a stale response neither stores nor deletes")
+        #expect(jar.store(setCookieFields: ["sid=new"], from: site, epoch: jar.epoch) == [.stored(name: "sid")])
+        // Without an epoch, a store is not tied to a session.
+        #expect(jar.store(setCookieFields: ["plain=1"], from: site) == [.stored(name: "plain")])
+        #expect(CookieJar.IgnoreReason.sessionEnded.description == "session_ended")
+    }
+
+    @Test("concurrent stores and sign-outs: after removeAll returns, no store of an earlier epoch lands")
+    func concurrentSignOuts() async {
+        let jar = makeJar()
+        let site = url("https://example.com/")
+        for round in 0..<50 {
+            let epoch = jar.epoch
+            await withTaskGroup(of: Void.self) { group in
+                for index in 0..<4 {
+                    group.addTask { jar.store(setCookieFields: ["c\(index)=\(round)"], from: site, epoch: epoch) }
+                }
+                group.addTask { jar.removeAll() }
+            }
+            // A store that ran before the sign-out was removed by it; one that ran after found its epoch passed.
+            #expect(jar.count == 0, "round \(round)")
+        }
+    }
+
+    @Test("the __Secure- and __Host- prefixes are matched ignoring case (RFC 6265bis)")
+    func prefixesIgnoreCase() {
+        let jar = makeJar()
+        let site = url("https://api.example.com/a/b")
+        let fields = [
+            "__SECURE-sid=1", "__secure-sid=2", "__host-sid=3; Secure", "__HoSt-sid=4; Secure; Path=/; Domain=example.com",
+        ]
+        for field in fields {
+            let outcome = jar.store(setCookieFields: [field], from: site)
+            #expect(outcome.count == 1)
+            if case .ignored(_, .prefixViolation) = outcome.first {
+            } else {
+                Issue.record("\(field): \(outcome)")
+            }
+        }
+        #expect(jar.count == 0)
+        let accepted = jar.store(setCookieFields: ["__HOST-ok=1; Secure; Path=/"], from: site)
+        #expect(accepted == [CookieJar.Outcome.stored(name: "__HOST-ok")])
+    }
+
     @Test("the jar and its cookies never print a value")
     func redaction() {
         let jar = makeJar()
@@ -289,4 +366,21 @@ struct CookieJarTests {
         #expect(jar.allCookies.first?.path == "/v1")
     }
     #endif
+}
+
+/// Signs a jar out the first time ``fire()`` is called (from the jar's clock).
+private final class SignOutOnFirstRead: @unchecked Sendable {
+    private let lock = NSLock()
+    private var done = false
+    weak var jar: CookieJar?
+
+    var fired: Bool { self.lock.withLock { self.done } }
+
+    func fire() {
+        let first = self.lock.withLock { () -> Bool in
+            defer { self.done = true }
+            return !self.done
+        }
+        if first { self.jar?.removeAll() }
+    }
 }

@@ -145,6 +145,63 @@ struct CredentialScopeTests {
         #expect(pattern?.hostError?.code == .misplacedWildcard)
     }
 
+    /// Issue 16, defect 12: paths that common servers read differently from RFC 3986's dot-segment removal. Each is
+    /// under `/v1/` by the RFC, outside by some server (Tomcat drops `;…` from a segment before removing dot
+    /// segments; nginx merges slashes first), so a scoped credential must not go with it.
+    static let ambiguousCases: [ScopeCase] = [
+        ScopeCase("https://api.example.com/v1/..;/admin", false),  // Tomcat: /admin
+        ScopeCase("https://api.example.com/v1/..;jsessionid=abc/admin", false),
+        ScopeCase("https://api.example.com/v1/x/..;/..;/admin", false),
+        ScopeCase("https://api.example.com/v1/.;/x", false),  // ";" in a dot segment: no guess either way
+        ScopeCase("https://api.example.com/v1/..%3b/admin", false),  // an encoded ";" is no better
+        ScopeCase("https://api.example.com/v1/..%3Bx;y/admin", false),
+        ScopeCase("https://api.example.com/v1//../admin", false),  // nginx: /admin
+        ScopeCase("https://api.example.com/v1/x//../../admin", false),  // nginx: /admin
+        ScopeCase("https://api.example.com/v1/x//..", false),
+        // Encoded dots and slashes, whatever their case and mix.
+        ScopeCase("https://api.example.com/v1/%2e./admin", false),
+        ScopeCase("https://api.example.com/v1/.%2E/admin", false),
+        ScopeCase("https://api.example.com/v1/a%2F..%2F..%2Fadmin", false),
+        // Still in scope: nothing here is read differently.
+        ScopeCase("https://api.example.com/v1/./x", true),
+        ScopeCase("https://api.example.com/./v1/x", true),
+        ScopeCase("https://api.example.com/v1/x/..", true),
+        ScopeCase("https://api.example.com/v1//double", true),
+        ScopeCase("https://api.example.com/v1/a;b/c", true),
+        ScopeCase("https://api.example.com/v1/.../x", true),
+        ScopeCase("https://api.example.com/v1/..a/x", true),
+        ScopeCase("https://api.example.com/v1/x/../y//z", true),
+    ]
+
+    @Test("ambiguous paths get no scoped credential (issue 16, defect 12)", arguments: ambiguousCases)
+    func ambiguousPaths(_ testCase: ScopeCase) throws {
+        let scope = try CredentialScope.under("https://api.example.com/v1/")
+        #expect(scope.contains(try #require(URL(string: testCase.url))) == testCase.contained)
+    }
+
+    @Test("an ambiguous path says why; an ambiguous base URL is refused")
+    func ambiguityReasons() throws {
+        let cases: [(String, CredentialScope.PathAmbiguity?)] = [
+            ("https://a.example/v1/..;/admin", .parameterInDotSegment),
+            ("https://a.example/v1/.%2E/admin", .encodedDotSlashOrBackslash),
+            ("https://a.example/v1//../admin", .emptySegmentBeforeDotDot),
+            ("https://a.example/v1/a%5cb", .encodedDotSlashOrBackslash),
+            ("https://a.example/v1/x/../y", nil),
+        ]
+        for (text, expected) in cases {
+            #expect(CredentialScope.pathAmbiguity(of: try #require(URL(string: text))) == expected, "\(text)")
+        }
+        let scope = try CredentialScope.anyOf([.under("https://a.example/v1/"), .hosts(["b.example"])])
+        #expect(scope.pathAmbiguity(for: url("https://a.example/v1/..;/x")) == .parameterInDotSegment)
+        #expect(scope.pathAmbiguity(for: url("https://c.example/v1/..;/x")) == nil, "another origin")
+        #expect(scope.pathAmbiguity(for: url("https://a.example/v1/x")) == nil)
+        for base in ["https://a.example/v1/..;/", "https://a.example/v1//../x/"] {
+            let error = #expect(throws: CredentialScopeError.self) { try CredentialScope.under(base) }
+            #expect(error?.code == .invalidURL)
+            #expect(error?.description.contains("ambiguous") == true)
+        }
+    }
+
     @Test("dot-segment removal (RFC 3986 section 5.2.4)")
     func dotSegments() {
         let cases: [(String, String?)] = [

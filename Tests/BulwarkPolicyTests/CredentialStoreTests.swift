@@ -107,6 +107,30 @@ struct CredentialStoreTests {
         #expect(store.isInScope(url(testCase.url)) == !testCase.attached.isEmpty)
     }
 
+    @Test("a request whose path servers read differently gets no scoped credential (issue 16, defect 12)")
+    func ambiguousPathGetsNothing() async throws {
+        let store = try Self.store()
+        for target in ["https://api.example.com/v1/..;/admin", "https://api.example.com/v1//../admin"] {
+            var headers: Headers = []
+            let attachment = try await store.attach(to: &headers, for: url(target))
+            #expect(attachment == .attached(headerNames: ["x-auth-token"]), "\(target)")
+            #expect(value(headers, "Authorization") == nil, "\(target)")
+        }
+        // The store says why, for the client's credential_stripped event (reason ambiguous_path).
+        var headers: Headers = []
+        let record = try await store.attach(to: &headers, for: url("https://api.example.com/v1/..;/admin"), among: nil)
+        #expect(record.ambiguousPath == .parameterInDotSegment)
+        let clean = try await store.attach(to: &headers, for: url("https://api.example.com/v2/x"), among: nil)
+        #expect(clean.ambiguousPath == nil)
+        let event = SecurityEvent.credentialsWithheldForAmbiguousPath(
+            url: url("https://api.example.com/v1//../admin?token=SECRET"),
+            ambiguity: .emptySegmentBeforeDotDot
+        )
+        #expect(event.shortDescription == "credential_stripped:ambiguous_path")
+        #expect(event.details["target"] == "https://api.example.com/v1//../admin")
+        #expect(!event.description.contains("SECRET"))
+    }
+
     @Test("the refuse policy refuses requests outside every scope")
     func refusePolicy() async throws {
         let store = try Self.store(outOfScope: .refuse)

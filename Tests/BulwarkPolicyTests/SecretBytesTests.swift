@@ -201,6 +201,33 @@ struct ZeroizationTests {
         }
     }
 
+    @Test("a secret whose memory cannot be locked is counted and reported to the memory-lock monitor")
+    func lockFailureReported() throws {
+        let calls = RecordingPageCalls(failLocks: true, forward: true)
+        let recorder = RecordingEventMonitor()
+        SecretBytes.memoryLockMonitor = SecretMakingMonitor(recorder: recorder)
+        defer { SecretBytes.memoryLockMonitor = nil }
+        let before = SecretBytes.memoryLockFailureCount
+        let pageSize = Int(sysconf(Int32(_SC_PAGESIZE)))
+        let (locked, interior) = PageLockRegistry.shared.withSystemCalls(calls.systemCalls) {
+            let secret = SecretBytes(count: 3 * pageSize) { $0.initializeMemory(as: UInt8.self, repeating: 0x5A) }
+            // A page inside the buffer: no other secret can be on it.
+            let interior = (address(of: secret) + UInt(pageSize)) & ~UInt(pageSize - 1)
+            return (secret.isMemoryLocked, UnsafeMutableRawPointer(bitPattern: interior)!)
+        }
+        #expect(!locked)
+        #expect(SecretBytes.memoryLockFailureCount > before)
+        let events = recorder.events.filter { $0.details["bytes"] == String(3 * pageSize) }
+        #expect(events.count == 1)
+        #expect(events.first?.kind == .secretMemoryNotLocked)
+        #expect(events.first?.shortDescription == "secret_memory_not_locked:mlock_failed")
+        #expect(events.first?.message.contains("Cannot allocate memory") == true)
+        #expect(events.first?.message.contains("ENOMEM") == false)
+        // The monitor made a secret while recording, whose lock failed too: counted, not reported (no recursion).
+        #expect(!recorder.events.contains { $0.details["bytes"] == "37" })
+        #expect(calls.calls(on: interior) == ["dontdump", "mlock", "dodump"])
+    }
+
     @Test("cookie values are zeroized when replaced and when the jar is cleared")
     func cookieValuesZeroized() async throws {
         await ReleaseLog.observing { log in
@@ -316,6 +343,18 @@ struct SecretBytesTests {
         #expect(bytes == Array("wipe me".utf8))
     }
 
+    @Test("init(wiping:) zeroes the caller's storage in place, also when another array shares it (issue 16, defect 13)")
+    func wipingInitZeroesTheCallersStorage() {
+        var source = Array("wipe me, please".utf8)
+        // `alias` shares `source`'s storage (copy-on-write): it is how the caller can still see that storage.
+        let alias = source
+        let secret = SecretBytes(wiping: &source)
+        #expect(source.isEmpty)
+        #expect(alias == [UInt8](repeating: 0, count: 15), "the caller's storage still holds the secret")
+        let bytes = secret.withUnsafeBytes { Array($0) }
+        #expect(bytes == Array("wipe me, please".utf8))
+    }
+
     @Test("constant-time equality compares every byte and the lengths")
     func equality() {
         let secret = SecretBytes(utf8: "0123456789abcdef")
@@ -374,11 +413,11 @@ struct SecretBytesTests {
         let pageSize = Int(sysconf(Int32(_SC_PAGESIZE)))
         let region = UnsafeMutableRawPointer.allocate(byteCount: 3 * pageSize, alignment: pageSize)
         defer { region.deallocate() }
-        guard registry.lock(region, count: 16) else { return }  // mlock not allowed here
+        guard registry.lock(region, count: 16).isLocked else { return }  // mlock not allowed here
         #expect(registry.lockedPageCount == 1)
-        #expect(registry.lock(region + 100, count: 16))
+        #expect(registry.lock(region + 100, count: 16).isLocked)
         #expect(registry.lockedPageCount == 1)
-        #expect(registry.lock(region + pageSize - 8, count: 16))  // straddles two pages
+        #expect(registry.lock(region + pageSize - 8, count: 16).isLocked)  // straddles two pages
         #expect(registry.lockedPageCount == 2)
         registry.unlock(region, count: 16)
         #expect(registry.lockedPageCount == 2)
@@ -387,6 +426,59 @@ struct SecretBytesTests {
         registry.unlock(region + pageSize - 8, count: 16)
         #expect(registry.lockedPageCount == 0)
     }
+
+    @Test("a page whose mlock fails is still excluded from core dumps, and included again when its last secret leaves")
+    func dontDumpWithoutLock() {
+        let calls = RecordingPageCalls(failLocks: true)
+        let registry = PageLockRegistry(systemCalls: calls.systemCalls)
+        let pageSize = Int(sysconf(Int32(_SC_PAGESIZE)))
+        let region = UnsafeMutableRawPointer.allocate(byteCount: 2 * pageSize, alignment: pageSize)
+        defer { region.deallocate() }
+        let first = registry.lock(region, count: 16)
+        #expect(!first.isLocked)
+        #expect(first.systemError == ENOMEM)
+        #expect(calls.calls(on: region) == ["dontdump", "mlock"], "MADV_DONTDUMP must not depend on mlock")
+        // A second secret on the page: the lock is tried again, the page is already excluded.
+        #expect(!registry.lock(region + 64, count: 16).isLocked)
+        #expect(calls.calls(on: region) == ["dontdump", "mlock", "mlock"])
+        registry.unlock(region, count: 16)
+        #expect(registry.registeredPageCount == 1)
+        registry.unlock(region + 64, count: 16)
+        // Included in core dumps again; no munlock of a page that was never locked.
+        #expect(calls.calls(on: region) == ["dontdump", "mlock", "mlock", "dodump"])
+        #expect(registry.registeredPageCount == 0)
+        #expect(registry.lockedPageCount == 0)
+    }
+
+    #if os(Linux)
+    @Test("on Linux a secret's pages really are excluded from core dumps (VmFlags dd in /proc/self/smaps)")
+    func coreDumpExclusionIsApplied() throws {
+        let pageSize = Int(sysconf(Int32(_SC_PAGESIZE)))
+        let secret = SecretBytes(count: 3 * pageSize) { $0.initializeMemory(as: UInt8.self, repeating: 0x5A) }
+        // A page inside the buffer: the mapping holding it must carry the "dd" (do not dump) flag.
+        let interior = (address(of: secret) + UInt(pageSize)) & ~UInt(pageSize - 1)
+        // procfs files report a size of 0: read to the end rather than by size.
+        let handle = try #require(FileHandle(forReadingAtPath: "/proc/self/smaps"))
+        let smaps = String(decoding: handle.readDataToEndOfFile(), as: UTF8.self)
+        try handle.close()
+        var inMapping = false
+        var flags: [Substring]?
+        for line in smaps.split(separator: "\n") {
+            if let range = line.split(separator: " ").first, range.contains("-"), !line.hasSuffix(":"),
+                let dash = range.firstIndex(of: "-"),
+                let start = UInt(range[..<dash], radix: 16),
+                let end = UInt(range[range.index(after: dash)...], radix: 16)
+            {
+                inMapping = start <= interior && interior < end
+            } else if inMapping, line.hasPrefix("VmFlags:") {
+                flags = line.dropFirst("VmFlags:".count).split(separator: " ")
+                break
+            }
+        }
+        #expect(flags?.contains("dd") == true, "\(flags.map { $0.joined(separator: " ") } ?? "no mapping found")")
+        _ = secret.count
+    }
+    #endif
 
     @Test("a secret file is read whole, with trailing newlines trimmed unless asked not to")
     func fromFile() throws {
@@ -466,5 +558,59 @@ struct SecretBytesTests {
             #expect(error?.description.contains(path) == true)
             #expect(error?.description.contains("TOPSECRET") == false)
         }
+    }
+}
+
+/// System calls that record what the registry asks for; `mlock` fails with `ENOMEM` when told to.
+final class RecordingPageCalls: @unchecked Sendable {
+    private let lock = NSLock()
+    private var log: [String] = []
+    let failLocks: Bool
+    let forward: Bool
+
+    /// - Parameters:
+    ///   - failLocks: Whether `mlock` fails (with `ENOMEM`, as over `RLIMIT_MEMLOCK`).
+    ///   - forward: Whether the other calls also reach the system (for the process-wide registry).
+    init(failLocks: Bool, forward: Bool = false) {
+        self.failLocks = failLocks
+        self.forward = forward
+    }
+
+    var calls: [String] { self.lock.withLock { self.log } }
+
+    private func append(_ entry: String) { self.lock.withLock { self.log.append(entry) } }
+
+    func calls(on page: UnsafeMutableRawPointer) -> [String] {
+        let suffix = " \(UInt(bitPattern: page))"
+        return self.calls.filter { $0.hasSuffix(suffix) }.map { String($0.dropLast(suffix.count)) }
+    }
+
+    var systemCalls: PageLockRegistry.SystemCalls {
+        PageLockRegistry.SystemCalls(
+            lockPages: { address, length in
+                self.append("mlock \(UInt(bitPattern: address))")
+                if self.failLocks { return ENOMEM }
+                return PageLockRegistry.SystemCalls.live.lockPages(address, length)
+            },
+            unlockPages: { address, length in
+                self.append("munlock \(UInt(bitPattern: address))")
+                if self.forward || !self.failLocks { PageLockRegistry.SystemCalls.live.unlockPages(address, length) }
+            },
+            excludeFromCoreDumps: { address, length, exclude in
+                self.append("\(exclude ? "dontdump" : "dodump") \(UInt(bitPattern: address))")
+                if self.forward { PageLockRegistry.SystemCalls.live.excludeFromCoreDumps(address, length, exclude) }
+            }
+        )
+    }
+}
+
+/// Records events, and makes a 37-byte secret while recording each (as a monitor that signs or encrypts might).
+struct SecretMakingMonitor: EventMonitor {
+    let recorder: RecordingEventMonitor
+
+    func record(_ event: SecurityEvent) {
+        self.recorder.record(event)
+        let secret = SecretBytes([UInt8](repeating: 1, count: 37))
+        _ = secret.count
     }
 }

@@ -180,6 +180,11 @@ extension BulwarkClient {
         } catch {
             throw BulwarkError(.credentialRefreshFailed, host: host, detail: String(describing: error))
         }
+        if let ambiguity = record.ambiguousPath {
+            self.configuration.eventMonitor.record(
+                .credentialsWithheldForAmbiguousPath(url: request.url, ambiguity: ambiguity, requestID: requestID)
+            )
+        }
         switch record.attachment {
         case .refused:
             throw self.refuseOutOfScope(request.url, host: host, requestID: requestID)

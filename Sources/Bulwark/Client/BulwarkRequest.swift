@@ -4,9 +4,14 @@ import NIOCore
 import NIOHTTP1
 
 /// An HTTP request: a URL, a method, headers and an optional body.
-public struct BulwarkRequest: Sendable {
-    /// The request body: bytes in memory, or a producer that writes chunks as they become available.
-    public struct Body: Sendable {
+///
+/// A request prints (``description``, `String(reflecting:)`, `dump`, `Mirror`) its method, its URL without query,
+/// fragment or user information, its header fields with credential values as `<redacted>` (see
+/// ``HeaderField/redactedNames``) and the size of its body, never the body.
+public struct BulwarkRequest: Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    /// The request body: bytes in memory, or a producer that writes chunks as they become available. It prints its
+    /// size only.
+    public struct Body: Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
         enum Storage: Sendable {
             case bytes(ByteBuffer)
             case stream(length: Int?, @Sendable (BodyWriter) async throws -> Void)
@@ -41,6 +46,21 @@ public struct BulwarkRequest: Sendable {
             if case .bytes = self.storage { return true }
             return false
         }
+
+        /// `21 bytes`, `streamed, 4096 bytes` or `streamed`: never the contents.
+        public var description: String {
+            switch self.storage {
+            case .bytes(let buffer): return "\(buffer.readableBytes) bytes"
+            case .stream(let length?, _): return "streamed, \(length) bytes"
+            case .stream(nil, _): return "streamed"
+            }
+        }
+
+        /// Same as ``description``.
+        public var debugDescription: String { self.description }
+
+        /// No children: reflection shows the size only.
+        public var customMirror: Mirror { Mirror(self, children: [], displayStyle: .struct) }
     }
 
     /// Writes chunks of a streamed request body.
@@ -62,6 +82,33 @@ public struct BulwarkRequest: Sendable {
         self.method = method
         self.headers = headers
         self.body = body
+    }
+
+    /// `POST https://api.example.com/v1/items [Accept: application/json, Authorization: <redacted>] body: 21 bytes`:
+    /// the URL without query, fragment or user information, credential header values redacted, no body contents.
+    public var description: String {
+        var text = "\(self.method.rawValue) \(RequestTarget.redacted(self.url.absoluteString)) ["
+        text += self.headers.map { HeaderField(name: $0.name, value: $0.value).description }.joined(separator: ", ")
+        text += "]"
+        if let body = self.body { text += " body: \(body)" }
+        return text
+    }
+
+    /// Same as ``description``.
+    public var debugDescription: String { self.description }
+
+    /// The method, the redacted URL, the header fields (credential values `<redacted>`) and the body's size.
+    public var customMirror: Mirror {
+        Mirror(
+            self,
+            children: [
+                "method": self.method.rawValue,
+                "url": RequestTarget.redacted(self.url.absoluteString),
+                "headers": self.headers.map { HeaderField(name: $0.name, value: $0.value) },
+                "body": self.body.map(\.description) as Any,
+            ],
+            displayStyle: .struct
+        )
     }
 
     /// Creates a request from URL text.

@@ -4,7 +4,11 @@ import NIOCore
 import NIOHTTP1
 
 /// A response: status and headers at once, the body as it arrives.
-public struct BulwarkResponse: Sendable {
+///
+/// A response prints (``description``, `String(reflecting:)`, `dump`, `Mirror`) its status, its URL without query,
+/// fragment or user information, and its header fields with credential values such as `Set-Cookie` as `<redacted>`
+/// (see ``HeaderField/redactedNames``).
+public struct BulwarkResponse: Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     /// The URL that produced this response: after redirects, the last one.
     public var url: URL
     public var status: HTTPResponseStatus
@@ -20,6 +24,37 @@ public struct BulwarkResponse: Sendable {
     /// redirect response (``RedirectPolicy/RefusalAction/returnRedirectResponse``, or a 307/308 whose streamed body
     /// cannot be resent), the refusal is the last entry and this response is that redirect.
     public var redirects: [RedirectRecord] = []
+
+    /// `200 OK h2 https://api.example.com/login [Content-Type: text/plain, Set-Cookie: <redacted>]`, then the number
+    /// of redirects that led here, if any.
+    public var description: String {
+        var text = "\(self.status.code) \(self.status.reasonPhrase) \(self.httpVersion) "
+        text += RequestTarget.redacted(self.url.absoluteString) + " ["
+        text += self.headers.map { HeaderField(name: $0.name, value: $0.value).description }.joined(separator: ", ")
+        text += "]"
+        if !self.redirects.isEmpty { text += " after \(self.redirects.count) redirects" }
+        return text
+    }
+
+    /// Same as ``description``.
+    public var debugDescription: String { self.description }
+
+    /// The status, the redacted URL, the header fields (credential values `<redacted>`), the protocol, the redirects
+    /// as their (redacted) descriptions, and whether trust information is present; not the body.
+    public var customMirror: Mirror {
+        Mirror(
+            self,
+            children: [
+                "status": "\(self.status.code) \(self.status.reasonPhrase)",
+                "url": RequestTarget.redacted(self.url.absoluteString),
+                "headers": self.headers.map { HeaderField(name: $0.name, value: $0.value) },
+                "httpVersion": self.httpVersion,
+                "serverTrust": self.serverTrust.map { "\($0.presentedChain.count) certificates presented" } as Any,
+                "redirects": self.redirects.map(\.description),
+            ],
+            displayStyle: .struct
+        )
+    }
 
     /// The response body as an async sequence of buffers, backpressured: while you do not read, the socket is not
     /// read either.

@@ -13,7 +13,7 @@ import Foundation
 /// The parser and storage model follow RFC 6265 sections 5.2–5.4, with these rules of RFC 6265bis: a field with
 /// a control character is ignored; name plus value may not exceed 4096 bytes; a `Secure` cookie is only accepted
 /// over `https`; a cookie set over plain `http` cannot replace a `Secure` one; the `__Secure-` and `__Host-` name
-/// prefixes are enforced.
+/// prefixes are enforced, matched ignoring case.
 ///
 /// Why not FoundationNetworking's `HTTPCookie`: on Linux (swift-corelibs-foundation with Swift 6.3) it ignores
 /// `Max-Age` (so `Max-Age=0` does not delete a cookie), defaults the path to `/` instead of the request's directory,
@@ -28,6 +28,10 @@ import Foundation
 ///
 /// Values are secrets: each lives in a ``SecretBox`` and is wiped when the cookie is replaced, expires, is evicted
 /// or the jar is cleared. The jar prints its cookies' names and domains only.
+///
+/// Sessions: ``removeAll()`` (a sign-out) starts a new ``epoch``. A client reads the epoch when a request starts and
+/// stores the request's `Set-Cookie` fields with ``store(setCookieFields:from:epoch:)``, which stores nothing once
+/// the epoch has passed, so a response that arrives after a sign-out cannot put the old session's cookie back.
 public final class CookieJar: @unchecked Sendable, CustomStringConvertible, CustomReflectable {
     // @unchecked Sendable: all mutable state is guarded by `lock`.
 
@@ -78,8 +82,11 @@ public final class CookieJar: @unchecked Sendable, CustomStringConvertible, Cust
         case secureOverInsecureOrigin = "secure_over_insecure_origin"
         /// A cookie set over plain `http` would replace a `Secure` one.
         case wouldReplaceSecureCookie = "would_replace_secure_cookie"
-        /// A `__Secure-` or `__Host-` cookie without the attributes its prefix demands.
+        /// A `__Secure-` or `__Host-` cookie (the prefix in any case) without the attributes its prefix demands.
         case prefixViolation = "prefix_violation"
+        /// The jar was cleared (``CookieJar/removeAll()``, a sign-out) after the request started: see
+        /// ``CookieJar/store(setCookieFields:from:epoch:)``.
+        case sessionEnded = "session_ended"
 
         public var description: String { self.rawValue }
     }
@@ -125,42 +132,104 @@ public final class CookieJar: @unchecked Sendable, CustomStringConvertible, Cust
 
     // MARK: - Storing
 
-    /// Stores the cookies of a response's `Set-Cookie` fields, received for `url` (RFC 6265 section 5.3).
+    /// Stores the cookies of a response's `Set-Cookie` fields, received for `url` (RFC 6265 section 5.3), whatever
+    /// the jar's ``epoch``.
+    ///
+    /// A client that can still receive responses after ``removeAll()`` (a sign-out) should use
+    /// ``store(setCookieFields:from:epoch:)`` instead, so that a response of the old session stores nothing.
     ///
     /// - Returns: What happened to each field, in order.
     @discardableResult
     public func store(setCookieFields fields: [String], from url: URL) -> [Outcome] {
-        fields.map { self.store(field: $0, from: url) }
+        self.store(fields, from: url, epoch: nil)
     }
 
-    // PLACEHOLDER until the policy helper's version is merged.
+    /// The jar's session number: 0 for a new jar, incremented by every ``removeAll()``.
+    ///
+    /// Read it when a request starts and pass it to ``store(setCookieFields:from:epoch:)`` with the request's
+    /// responses: if the jar was cleared in between (a sign-out), the old session's responses store nothing.
     public var epoch: UInt64 { self.locked { self.epochValue } }
     private var epochValue: UInt64 = 0
+
+    /// Stores the cookies of a response's `Set-Cookie` fields, received for `url`, only if the jar is still in the
+    /// session `epoch` (its ``epoch`` when the request was started), that is, if ``removeAll()`` was not called since.
+    ///
+    /// The epoch is compared and the cookies are stored under one acquisition of the jar's lock, the same lock
+    /// ``removeAll()`` takes to clear the jar and start the next epoch: a concurrent `removeAll()` runs either wholly
+    /// before the check (nothing is stored) or wholly after the store (it removes what was stored). Fields are
+    /// parsed, and the clock is read, before the lock is taken.
+    ///
+    /// ```swift
+    /// let epoch = jar.epoch                     // when the request starts
+    /// let response = try await send(request)
+    /// jar.store(setCookieFields: response.setCookieFields, from: request.url, epoch: epoch)
+    /// ```
+    ///
+    /// - Returns: What happened to each field, in order. When the epoch has passed, every field that could be read is
+    ///   ``Outcome/ignored(name:reason:)`` with ``IgnoreReason/sessionEnded``, and nothing is stored or deleted.
     @discardableResult
     public func store(setCookieFields fields: [String], from url: URL, epoch: UInt64) -> [Outcome] {
-        guard epoch == self.epoch else { return [] }
-        return fields.map { self.store(field: $0, from: url) }
+        self.store(fields, from: url, epoch: .some(epoch))
     }
 
-    private func store(field: String, from url: URL) -> Outcome {
+    /// A field that parsed and passed the checks that need no jar state, ready to be applied under the lock.
+    private struct Candidate {
+        var key: Key
+        var parsed: SetCookie
+        var expiresAt: Date?
+        var isExpired: Bool
+        var isSecureOrigin: Bool
+    }
+
+    private func store(_ fields: [String], from url: URL, epoch: UInt64?) -> [Outcome] {
+        let now = self.now()
+        let prepared = fields.map { self.prepare(field: $0, from: url, now: now) }
+        var wiped: [SecretBox] = []
+        let outcomes: [Outcome] = self.locked {
+            // One lock for the check and the stores: removeAll() cannot run between them.
+            let isCurrent = epoch.map { $0 == self.epochValue } ?? true
+            return prepared.map { result in
+                switch result {
+                case .refused(let outcome):
+                    return outcome
+                case .success(let candidate) where !isCurrent:
+                    wiped.append(candidate.parsed.value)
+                    return .ignored(name: candidate.parsed.name, reason: .sessionEnded)
+                case .success(let candidate):
+                    return self.apply(candidate, now: now, wiping: &wiped)
+                }
+            }
+        }
+        for box in wiped { box.wipe() }
+        return outcomes
+    }
+
+    /// What ``prepare(field:from:now:)`` made of a field: a candidate, or the outcome of a refused field.
+    private enum Prepared {
+        case success(Candidate)
+        case refused(Outcome)
+    }
+
+    /// Parses a field and applies the rules that do not depend on the jar's contents (RFC 6265 section 5.3 steps
+    /// 1-10, RFC 6265bis prefixes). A refused field's value is wiped here.
+    private func prepare(field: String, from url: URL, now: Date) -> Prepared {
         let parsed: SetCookie
         do {
             parsed = try SetCookie.parse(field)
         } catch {
             switch error {
-            case .controlCharacter: return .ignored(name: nil, reason: .controlCharacter)
-            case .tooLarge: return .ignored(name: nil, reason: .tooLarge)
-            case .noNameValuePair, .emptyName: return .ignored(name: nil, reason: .malformed)
+            case .controlCharacter: return .refused(.ignored(name: nil, reason: .controlCharacter))
+            case .tooLarge: return .refused(.ignored(name: nil, reason: .tooLarge))
+            case .noNameValuePair, .emptyName: return .refused(.ignored(name: nil, reason: .malformed))
             }
         }
         let name = parsed.name
-        let ignore = { (reason: IgnoreReason) -> Outcome in
+        let ignore = { (reason: IgnoreReason) -> Prepared in
             parsed.value.wipe()
-            return .ignored(name: name, reason: reason)
+            return .refused(.ignored(name: name, reason: reason))
         }
         guard let host = Self.canonicalHost(of: url) else { return ignore(.noHost) }
         let isSecureOrigin = url.scheme?.lowercased() == "https"
-        let now = self.now()
 
         // Domain (5.3 steps 4-6).
         var domain = host
@@ -181,8 +250,9 @@ public final class CookieJar: @unchecked Sendable, CustomStringConvertible, Cust
             domain = canonical
         }
         if parsed.secure && !isSecureOrigin { return ignore(.secureOverInsecureOrigin) }
-        if name.hasPrefix("__Secure-") && !(parsed.secure && isSecureOrigin) { return ignore(.prefixViolation) }
-        if name.hasPrefix("__Host-")
+        // RFC 6265bis 5.7 steps 19-20: the prefixes match ignoring case (`__SECURE-` is `__Secure-`).
+        if Self.hasPrefix(name, "__Secure-") && !(parsed.secure && isSecureOrigin) { return ignore(.prefixViolation) }
+        if Self.hasPrefix(name, "__Host-")
             && !(parsed.secure && isSecureOrigin && parsed.domain == nil && parsed.path == "/")
         {
             return ignore(.prefixViolation)
@@ -197,49 +267,68 @@ public final class CookieJar: @unchecked Sendable, CustomStringConvertible, Cust
         } else {
             expiresAt = parsed.expires.map { min($0, latest) }
         }
-        let key = Key(name: name, domain: domain, path: path, isHostOnly: isHostOnly)
-        let isExpired = expiresAt.map { $0 <= now } ?? false
-
-        var wiped: [SecretBox] = []
-        let outcome: Outcome = self.locked {
-            // RFC 6265bis 5.7 step 16: plain http cannot shadow or replace a Secure cookie.
-            if !isSecureOrigin {
-                let shadowsSecure = self.entries.values.contains { entry in
-                    entry.cookie.isSecure && entry.cookie.name == name
-                        && (Self.domainMatches(entry.cookie.domain, domain)
-                            || Self.domainMatches(domain, entry.cookie.domain))
-                        && Self.pathMatches(requestPath: entry.cookie.path, cookiePath: path)
-                }
-                if shadowsSecure {
-                    wiped.append(parsed.value)
-                    return .ignored(name: name, reason: .wouldReplaceSecureCookie)
-                }
-            }
-            let old = self.entries.removeValue(forKey: key)
-            if let old { wiped.append(old.cookie.value) }
-            if isExpired {
-                wiped.append(parsed.value)
-                return .deleted(name: name)
-            }
-            let cookie = Cookie(
-                name: name,
-                value: parsed.value,
-                domain: domain,
-                isHostOnly: isHostOnly,
-                path: path,
-                isSecure: parsed.secure,
-                isHTTPOnly: parsed.httpOnly,
-                sameSite: parsed.sameSite,
+        return .success(
+            Candidate(
+                key: Key(name: name, domain: domain, path: path, isHostOnly: isHostOnly),
+                parsed: parsed,
                 expiresAt: expiresAt,
-                createdAt: old?.cookie.createdAt ?? now
+                isExpired: expiresAt.map { $0 <= now } ?? false,
+                isSecureOrigin: isSecureOrigin
             )
-            self.nextSequence += 1
-            self.entries[key] = Entry(cookie: cookie, lastAccess: now, sequence: old?.sequence ?? self.nextSequence)
-            wiped += self.evict(domain: domain, keeping: key, now: now)
-            return .stored(name: name)
+        )
+    }
+
+    /// Whether `name` starts with `prefix`, ignoring ASCII case.
+    static func hasPrefix(_ name: String, _ prefix: String) -> Bool {
+        let (nameBytes, prefixBytes) = (name.utf8, prefix.utf8)
+        guard nameBytes.count >= prefixBytes.count else { return false }
+        return zip(nameBytes, prefixBytes).allSatisfy { Self.asciiLowercased($0) == Self.asciiLowercased($1) }
+    }
+
+    private static func asciiLowercased(_ byte: UInt8) -> UInt8 {
+        (0x41...0x5A).contains(byte) ? byte | 0x20 : byte
+    }
+
+    /// Stores, replaces or deletes the cookie of `candidate` (RFC 6265 section 5.3 steps 11-12). Call with the lock
+    /// held; the values to wipe once it is released are appended to `wiped`.
+    private func apply(_ candidate: Candidate, now: Date, wiping wiped: inout [SecretBox]) -> Outcome {
+        let (key, parsed) = (candidate.key, candidate.parsed)
+        let (name, domain, path) = (key.name, key.domain, key.path)
+        // RFC 6265bis 5.7 step 16: plain http cannot shadow or replace a Secure cookie.
+        if !candidate.isSecureOrigin {
+            let shadowsSecure = self.entries.values.contains { entry in
+                entry.cookie.isSecure && entry.cookie.name == name
+                    && (Self.domainMatches(entry.cookie.domain, domain)
+                        || Self.domainMatches(domain, entry.cookie.domain))
+                    && Self.pathMatches(requestPath: entry.cookie.path, cookiePath: path)
+            }
+            if shadowsSecure {
+                wiped.append(parsed.value)
+                return .ignored(name: name, reason: .wouldReplaceSecureCookie)
+            }
         }
-        for box in wiped { box.wipe() }
-        return outcome
+        let old = self.entries.removeValue(forKey: key)
+        if let old { wiped.append(old.cookie.value) }
+        if candidate.isExpired {
+            wiped.append(parsed.value)
+            return .deleted(name: name)
+        }
+        let cookie = Cookie(
+            name: name,
+            value: parsed.value,
+            domain: domain,
+            isHostOnly: key.isHostOnly,
+            path: path,
+            isSecure: parsed.secure,
+            isHTTPOnly: parsed.httpOnly,
+            sameSite: parsed.sameSite,
+            expiresAt: candidate.expiresAt,
+            createdAt: old?.cookie.createdAt ?? now
+        )
+        self.nextSequence += 1
+        self.entries[key] = Entry(cookie: cookie, lastAccess: now, sequence: old?.sequence ?? self.nextSequence)
+        wiped += self.evict(domain: domain, keeping: key, now: now)
+        return .stored(name: name)
     }
 
     /// Removes expired cookies, then the least recently used, while the domain or the jar is over its limit; never
@@ -333,7 +422,8 @@ public final class CookieJar: @unchecked Sendable, CustomStringConvertible, Cust
         self.locked { self.entries.count }
     }
 
-    /// Removes every cookie, wiping its value.
+    /// Removes every cookie, wiping its value, and starts a new ``epoch``: responses to requests started before the
+    /// call store nothing through ``store(setCookieFields:from:epoch:)``.
     ///
     /// - Returns: The number of cookies removed.
     @discardableResult

@@ -4,6 +4,10 @@ import Foundation
 ///
 /// Events carry host names, pins, reasons and URLs without query strings, never a credential, cookie or header
 /// value. ``shortDescription`` is bounded and value-free, fit for metric labels.
+///
+/// URLs keep their paths by default. A path can hold a secret too (a reset token, a signed link): for sinks outside
+/// the process, wrap the monitor in ``PathRedactingEventMonitor``, or call ``redactingURLPaths(placeholder:)``, which
+/// replace the path of every URL an event carries.
 public struct SecurityEvent: Sendable, CustomStringConvertible {
     /// What happened. Compare with the static members.
     public struct Kind: Hashable, Sendable, CustomStringConvertible {
@@ -38,12 +42,16 @@ public struct SecurityEvent: Sendable, CustomStringConvertible {
         public static let signOut = Kind("sign_out")
         /// A pin-failure report was not sent: too many reports were already on their way to the collectors.
         public static let pinFailureReportDropped = Kind("pin_failure_report_dropped")
+        /// A secret's memory could not be locked (`mlock`), so it may be written to swap; reported to
+        /// ``SecretBytes/memoryLockMonitor``.
+        public static let secretMemoryNotLocked = Kind("secret_memory_not_locked")
 
         /// Every kind, for monitors that pre-register metrics.
         public static let all: [Kind] = [
             .trustEvaluated, .trustRefused, .pinMatched, .pinFailed, .pinSetExpired, .reportOnlyViolation,
             .redirectFollowed, .redirectRefused, .requestRefusedByAllowlist, .credentialStripped,
             .requestRefusedOutOfScope, .insecureOptionUsed, .signOut, .pinFailureReportDropped,
+            .secretMemoryNotLocked,
         ]
 
         public var description: String { self.name }
@@ -57,9 +65,11 @@ public struct SecurityEvent: Sendable, CustomStringConvertible {
     public let requestID: UInt64?
     /// A bounded, value-free label of why (`pin_mismatch`, `scheme_downgrade`, …), or nil.
     public let reason: String?
-    /// A human sentence with the specifics (from and to URLs without queries, pins, chain lines). Never secrets.
+    /// A human sentence with the specifics (from and to URLs without queries, pins, chain lines). Never secrets; URL
+    /// paths are kept unless redacted (``redactingURLPaths(placeholder:)``).
     public let message: String
-    /// Structured specifics for log monitors (`from`, `to`, `pins`, `chain`, …). Never secrets.
+    /// Structured specifics for log monitors (`from`, `to`, `pins`, `chain`, …). Never secrets. The URL-valued keys
+    /// are ``urlDetailKeys``.
     public let details: [String: String]
 
     public init(

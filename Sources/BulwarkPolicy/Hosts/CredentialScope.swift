@@ -15,8 +15,11 @@ import Foundation
 /// - the URL must be absolute, `http` or `https`, without user information, with a host that canonicalizes (see
 ///   ``HostName``; a `%` escape of an ASCII byte in a host is refused);
 /// - dot segments are removed from the path first (`/v1/../admin` is `/admin`, outside `/v1/`);
-/// - a path holding an encoded dot, slash or backslash (`%2e`, `%2f`, `%5c`) or a raw backslash is never under a
-///   base path, since servers disagree on how to read them.
+/// - a path that common servers read differently is never under a base path (see ``PathAmbiguity``): an encoded
+///   dot, slash or backslash (`%2e`, `%2f`, `%5c`, in any case) or a raw backslash; a dot segment with a path
+///   parameter (`/v1/..;/admin`, which Tomcat reads as `/admin`); an empty segment before `..` (`/v1//../admin`,
+///   which nginx reads as `/admin`). Rather than guess which server is behind the URL, the scope leaves such a
+///   request without its credential (``pathAmbiguity(of:)`` says why).
 ///
 /// ```swift
 /// let scope = try CredentialScope.under("https://api.example.com/v1/")
@@ -81,11 +84,12 @@ public struct CredentialScope: Hashable, Sendable, CustomStringConvertible {
         guard let port = url.port ?? HostAllowlist.defaultPort(for: scheme), (1...65535).contains(port) else {
             throw CredentialScopeError(.invalidURL, detail: "the port is out of range")
         }
-        guard var path = Self.normalizedPath(url.path(percentEncoded: true)) else {
-            throw CredentialScopeError(
-                .invalidURL,
-                detail: "the path holds an encoded dot, slash or backslash, or a backslash"
-            )
+        let rawPath = url.path(percentEncoded: true)
+        if let ambiguity = Self.ambiguity(ofPath: rawPath) {
+            throw CredentialScopeError(.invalidURL, detail: "the path is ambiguous: \(ambiguity.explanation)")
+        }
+        guard var path = Self.normalizedPath(rawPath) else {
+            throw CredentialScopeError(.invalidURL, detail: "the path is ambiguous")
         }
         if !path.hasSuffix("/") {
             path += "/"
@@ -133,17 +137,40 @@ public struct CredentialScope: Hashable, Sendable, CustomStringConvertible {
         CredentialScope(rules: scopes.flatMap(\.rules))
     }
 
-    /// Whether a credential in this scope may be sent with a request to `url`.
-    public func contains(_ url: URL) -> Bool {
-        let url = url.absoluteURL
+    /// The scheme, canonical host and effective port of a URL a scope may contain, or nil.
+    private static func origin(of url: URL) -> (scheme: String, host: String, port: Int)? {
         guard url.user == nil && url.password == nil,
             let scheme = url.scheme?.lowercased(), scheme == "https" || scheme == "http",
             let rawHost = URLHost.host(of: url),
             let host = try? HostName.canonicalize(rawHost),
             let port = url.port ?? HostAllowlist.defaultPort(for: scheme)
         else {
+            return nil
+        }
+        return (scheme, host, port)
+    }
+
+    /// Why this scope leaves `url` out for its path alone: the path is ambiguous (see ``PathAmbiguity``) and a
+    /// base-URL rule has the URL's scheme, host and port. Nil otherwise, and whenever ``contains(_:)`` is true.
+    public func pathAmbiguity(for url: URL) -> PathAmbiguity? {
+        let url = url.absoluteURL
+        guard let ambiguity = Self.pathAmbiguity(of: url), let origin = Self.origin(of: url), !self.contains(url) else {
+            return nil
+        }
+        for case .base(let scheme, let host, let port, _) in self.rules
+        where origin.scheme == scheme && origin.host == host && origin.port == port {
+            return ambiguity
+        }
+        return nil
+    }
+
+    /// Whether a credential in this scope may be sent with a request to `url`.
+    public func contains(_ url: URL) -> Bool {
+        let url = url.absoluteURL
+        guard let origin = Self.origin(of: url) else {
             return false
         }
+        let (scheme, host, port) = origin
         var path: String??
         for rule in self.rules {
             switch rule {
@@ -194,13 +221,10 @@ public struct CredentialScope: Hashable, Sendable, CustomStringConvertible {
         return path.utf8.count + 1 == base.utf8.count && base.utf8.starts(with: path.utf8)
     }
 
-    /// The percent-encoded `path` with dot segments removed (RFC 3986 section 5.2.4), `/` if empty; nil if it
-    /// holds `%2e`, `%2f` or `%5c` in either case, or a backslash.
+    /// The percent-encoded `path` with dot segments removed (RFC 3986 section 5.2.4), `/` if empty; nil if common
+    /// servers could read it as another path (see ``PathAmbiguity``).
     static func normalizedPath(_ path: String) -> String? {
-        let lowered = path.lowercased()
-        if lowered.contains("%2e") || lowered.contains("%2f") || lowered.contains("%5c") || path.contains("\\") {
-            return nil
-        }
+        guard Self.ambiguity(ofPath: path) == nil else { return nil }
         guard !path.isEmpty else { return "/" }
         var output: [Substring] = []
         let segments = path.split(separator: "/", omittingEmptySubsequences: false)
@@ -222,5 +246,78 @@ public struct CredentialScope: Hashable, Sendable, CustomStringConvertible {
             result = "/" + result
         }
         return result
+    }
+
+    /// Why servers could read the percent-encoded `path` as different paths, or nil when they all read it alike.
+    static func ambiguity(ofPath path: String) -> PathAmbiguity? {
+        if path.contains("\\") {
+            return .backslash
+        }
+        let lowered = path.lowercased()
+        if lowered.contains("%2e") || lowered.contains("%2f") || lowered.contains("%5c") {
+            return .encodedDotSlashOrBackslash
+        }
+        let segments = lowered.split(separator: "/", omittingEmptySubsequences: false)
+        var sawEmptySegment = false
+        for (index, segment) in segments.enumerated() {
+            // Tomcat and Jetty drop a path parameter (";…") before removing dot segments: "..;x" is "..". Some
+            // servers decode "%3b" first. Whichever comes first starts the parameter.
+            let cuts = [segment.firstRange(of: ";"), segment.firstRange(of: "%3b")].compactMap { $0?.lowerBound }
+            if let cut = cuts.min() {
+                let name = segment[..<cut]
+                if name == "." || name == ".." {
+                    return .parameterInDotSegment
+                }
+            }
+            // nginx, Apache (MergeSlashes) and others merge "//" before removing dot segments, so the ".." after an
+            // empty segment removes a different segment for them.
+            if segment == ".." && sawEmptySegment {
+                return .emptySegmentBeforeDotDot
+            }
+            if segment.isEmpty && index > 0 {
+                sawEmptySegment = true
+            }
+        }
+        return nil
+    }
+}
+
+extension CredentialScope {
+    /// Why a path is refused by a base-URL scope: common servers would read it differently, so Bulwark does not guess
+    /// whether it is under the base path. A request with such a path gets no credential from a base-URL scope (a
+    /// host-pattern scope does not look at paths).
+    public enum PathAmbiguity: String, Hashable, Sendable, CustomStringConvertible {
+        /// A raw backslash: some servers read it as `/`.
+        case backslash = "backslash"
+        /// `%2e`, `%2f` or `%5c` in either case (`%2e%2e`, `.%2E`, `a%2Fb`): some servers decode them before
+        /// splitting the path and removing dot segments, others after.
+        case encodedDotSlashOrBackslash = "encoded_dot_slash_or_backslash"
+        /// A dot segment with a path parameter, such as `..;/` or `..;jsessionid=x/` (or `..%3b`): Tomcat and Jetty
+        /// read it as `..`, the URL standard as an ordinary segment.
+        case parameterInDotSegment = "parameter_in_dot_segment"
+        /// An empty segment before a `..` (`/v1//../admin`): servers that merge slashes first (nginx, Apache) remove
+        /// a different segment than RFC 3986 does.
+        case emptySegmentBeforeDotDot = "empty_segment_before_dot_dot"
+
+        /// The label, for events and metrics.
+        public var description: String { self.rawValue }
+
+        /// A phrase saying what was found.
+        public var explanation: String {
+            switch self {
+            case .backslash: return "it holds a backslash"
+            case .encodedDotSlashOrBackslash: return "it holds an encoded dot, slash or backslash"
+            case .parameterInDotSegment: return "a dot segment carries a path parameter (\"..;\")"
+            case .emptySegmentBeforeDotDot: return "an empty segment comes before \"..\""
+            }
+        }
+    }
+
+    /// Why `url`'s path is ambiguous to a base-URL scope, or nil when it is not.
+    ///
+    /// ``contains(_:)`` is false for a URL with an ambiguous path under every base-URL rule; this says why, for
+    /// events and diagnostics.
+    public static func pathAmbiguity(of url: URL) -> PathAmbiguity? {
+        self.ambiguity(ofPath: url.absoluteURL.path(percentEncoded: true))
     }
 }

@@ -1,7 +1,12 @@
 import Foundation
 
 /// The request to send next, when a redirect is followed.
-public struct RedirectFollow: Hashable, Sendable {
+///
+/// It prints credential header values as `<redacted>` (see ``HeaderField/redactedNames``), in ``description``,
+/// ``debugDescription``, `dump` and `Mirror`, and its URL without query, fragment or user information.
+public struct RedirectFollow: Hashable, Sendable, CustomStringConvertible, CustomDebugStringConvertible,
+    CustomReflectable
+{
     /// The resolved target: canonical host, no dot segments, the fragment of the `Location` (or of the previous URL
     /// when the `Location` has none).
     public var url: URL
@@ -42,5 +47,31 @@ public struct RedirectFollow: Hashable, Sendable {
         self.keepsBody = keepsBody
         self.changesOrigin = changesOrigin
         self.isDowngrade = isDowngrade
+    }
+
+    /// `GET https://a.example/next [Accept: */*, Authorization: <redacted>]`, then the stripped headers if any.
+    public var description: String {
+        var text = "\(self.method) \(RedirectURL.redactedText(of: self.url)) ["
+        text += self.headers.map(\.description).joined(separator: ", ") + "]"
+        if !self.strippedHeaders.isEmpty {
+            text += " (stripped \(self.strippedHeaders.joined(separator: ", ")))"
+        }
+        return text
+    }
+
+    /// Same as ``description``.
+    public var debugDescription: String { self.description }
+
+    /// The fields, with the URL redacted and the headers printing credentials as `<redacted>`.
+    public var customMirror: Mirror {
+        Mirror(
+            self,
+            children: [
+                "url": RedirectURL.redactedText(of: self.url), "method": self.method, "headers": self.headers,
+                "strippedHeaders": self.strippedHeaders, "strippedCredentials": self.strippedCredentials,
+                "keepsBody": self.keepsBody, "changesOrigin": self.changesOrigin, "isDowngrade": self.isDowngrade,
+            ],
+            displayStyle: .struct
+        )
     }
 }

@@ -18,7 +18,9 @@ import Foundation
 ///
 /// Rules:
 /// - **Scope first.** Only entries whose ``CredentialScope`` contains the URL are looked at: a credential is never
-///   attached, and a refresh provider never called, for a URL outside its scope. With
+///   attached, and a refresh provider never called, for a URL outside its scope. A URL whose path servers read
+///   differently (`/v1/..;/admin`, `/v1//../admin`: see ``CredentialScope/PathAmbiguity``) is in no base-URL
+///   scope. With
 ///   ``OutOfScopeRequests/refuse``, a request outside every scope is refused instead of sent without credentials.
 /// - **Send time only.** Secrets stay in ``SecretBox``es; the header value is made from the secret when
 ///   ``attach(to:for:)`` runs, for that request only.
@@ -170,6 +172,9 @@ public final class CredentialStore: @unchecked Sendable, CustomStringConvertible
         package var entries: Set<EntryID>
         /// Whether an entry whose scope contains the URL was left out because `among` did not list it.
         package var withheldInScope: Bool
+        /// Why an entry with a base-URL scope on the URL's origin left the URL out for its path alone (the path is
+        /// one servers read differently), when one did: the client reports it as a `credential_stripped` event.
+        package var ambiguousPath: CredentialScope.PathAmbiguity? = nil
     }
 
     /// ``attach(to:for:)``, restricted to the entries in `among` (all when nil): the others are neither attached nor
@@ -182,8 +187,8 @@ public final class CredentialStore: @unchecked Sendable, CustomStringConvertible
     ) async throws(CredentialError) -> AttachmentRecord {
         let url = url.absoluteURL
         let now = self.now()
-        let (inScope, pending, isEmpty, withheld) = self.locked {
-            () -> ([EntryID], [PendingRefresh], Bool, Bool) in
+        let (inScope, pending, isEmpty, withheld, scopes) = self.locked {
+            () -> ([EntryID], [PendingRefresh], Bool, Bool, [CredentialScope]) in
             var inScope: [EntryID] = []
             var pending: [PendingRefresh] = []
             var withheld = false
@@ -206,15 +211,28 @@ public final class CredentialStore: @unchecked Sendable, CustomStringConvertible
                     pending.append(refresh)
                 }
             }
-            return (inScope, pending, self.entries.isEmpty, withheld)
+            return (inScope, pending, self.entries.isEmpty, withheld, self.entries.map(\.scope))
         }
+        // A path servers read differently gets no credential from a base-URL scope; say why, for the events.
+        let ambiguousPath = CredentialScope.pathAmbiguity(of: url) == nil
+            ? nil : scopes.lazy.compactMap { $0.pathAmbiguity(for: url) }.first
         guard !inScope.isEmpty else {
             if self.outOfScopeRequests == .refuse && !isEmpty && !withheld {
                 let host = URLHost.host(of: url)
                 let refused = CredentialAttachment.refused(host: host.flatMap { try? HostName.canonicalize($0) } ?? host ?? "")
-                return AttachmentRecord(attachment: refused, entries: [], withheldInScope: false)
+                return AttachmentRecord(
+                    attachment: refused,
+                    entries: [],
+                    withheldInScope: false,
+                    ambiguousPath: ambiguousPath
+                )
             }
-            return AttachmentRecord(attachment: .nothingInScope, entries: [], withheldInScope: withheld)
+            return AttachmentRecord(
+                attachment: .nothingInScope,
+                entries: [],
+                withheldInScope: withheld,
+                ambiguousPath: ambiguousPath
+            )
         }
         _ = try await self.finish(pending)
 
@@ -245,7 +263,8 @@ public final class CredentialStore: @unchecked Sendable, CustomStringConvertible
         return AttachmentRecord(
             attachment: attached.isEmpty ? .nothingInScope : .attached(headerNames: attached),
             entries: entries,
-            withheldInScope: withheld
+            withheldInScope: withheld,
+            ambiguousPath: ambiguousPath
         )
     }
 

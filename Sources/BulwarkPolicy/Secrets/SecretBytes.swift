@@ -15,8 +15,10 @@ import Foundation
 /// - **Own memory.** The bytes live in a buffer allocated for them alone, never in an `Array`, `Data` or `String`,
 ///   whose storage Swift may copy or reallocate without wiping the old copy.
 /// - **Locked where allowed.** The buffer's pages are locked with `mlock` so they are not written to swap, and on
-///   Linux excluded from core dumps (`MADV_DONTDUMP`). Locking can fail (the `RLIMIT_MEMLOCK` limit, a sandbox);
-///   the secret is then kept unlocked and ``isMemoryLocked`` says so.
+///   Linux excluded from core dumps (`MADV_DONTDUMP`) whether or not the lock succeeds. Locking can fail (the
+///   `RLIMIT_MEMLOCK` limit, a sandbox); the secret is then kept unlocked, ``isMemoryLocked`` says so, the failure is
+///   counted in ``memoryLockFailureCount`` and reported to ``memoryLockMonitor`` as a `secret_memory_not_locked`
+///   security event.
 /// - **Zeroized on release.** When the value is destroyed, the buffer is overwritten with zeros by `explicit_bzero`
 ///   (glibc, musl) or `memset_s` (Darwin) — functions the optimizer may not remove, unlike a plain store to memory
 ///   that is freed right after — and only then unlocked and freed.
@@ -71,16 +73,19 @@ public struct SecretBytes: ~Copyable, @unchecked Sendable {
         }
         let start = UnsafeMutableRawPointer.allocate(byteCount: count, alignment: 16)
         start.initializeMemory(as: UInt8.self, repeating: 0, count: count)
-        let locked = PageLockRegistry.shared.lock(start, count: count)
+        let outcome = PageLockRegistry.shared.lock(start, count: count)
+        if !outcome.isLocked {
+            Self.reportLockFailure(count: count, systemError: outcome.systemError)
+        }
         do {
             try body(UnsafeMutableRawBufferPointer(start: start, count: count))
         } catch {
-            Self.release(start, count: count, locked: locked)
+            Self.release(start, count: count)
             throw error
         }
         self.start = start
         self.count = count
-        self.isMemoryLocked = locked
+        self.isMemoryLocked = outcome.isLocked
     }
 
     /// A copy of `bytes`. The array itself is left as it is; see ``init(wiping:)``.
@@ -90,11 +95,25 @@ public struct SecretBytes: ~Copyable, @unchecked Sendable {
         }
     }
 
-    /// Moves the contents of `bytes` into a secret: copies them, then overwrites every element of the array's
-    /// storage with zero and empties it.
+    /// Moves the contents of `bytes` into a secret: copies them, then overwrites the array's own storage with zeros,
+    /// in place, and empties the array.
+    ///
+    /// An `Array` shares its storage with its copies until one of them is mutated (copy-on-write). Wiping through a
+    /// mutating method would first give `bytes` a fresh copy, zero that copy and leave the secret in the storage the
+    /// other copies still hold. This initializer writes the zeros into the storage `bytes` refers to when it is
+    /// called, without making it unique first: every array that shares that storage (a copy made earlier, such as
+    /// the value behind a computed property that was passed `inout`) reads zeros afterwards. That is the point: after
+    /// the call, the bytes exist only in the secret.
+    ///
+    /// > Important: Do not pass an array built from an array literal (`var key: [UInt8] = [0x2a, …]`). An optimized
+    /// > build may keep such an array in constant storage that every evaluation of the literal shares, which would
+    /// > read zeros afterwards. A secret written in source code is in the binary anyway.
     public init(wiping bytes: inout [UInt8]) {
         self.init(bytes)
-        bytes.withUnsafeMutableBytes { Self.zeroize($0.baseAddress, count: $0.count) }
+        // `withUnsafeBufferPointer` reads without making the storage unique: the pointer is to the caller's storage.
+        bytes.withUnsafeBufferPointer { storage in
+            Self.zeroize(UnsafeMutableRawPointer(mutating: storage.baseAddress), count: storage.count)
+        }
         bytes.removeAll()
     }
 
@@ -235,7 +254,7 @@ public struct SecretBytes: ~Copyable, @unchecked Sendable {
 
     deinit {
         if let start = self.start {
-            Self.release(start, count: self.count, locked: self.isMemoryLocked)
+            Self.release(start, count: self.count)
         }
     }
 
@@ -268,6 +287,85 @@ public struct SecretBytes: ~Copyable, @unchecked Sendable {
 
     /// `<redacted>`.
     public var debugDescription: String { "<redacted>" }
+
+    // MARK: - Memory-lock failures
+
+    /// Receives a `secret_memory_not_locked` ``SecurityEvent`` each time a secret's memory cannot be locked: nil (the
+    /// default) reports to nobody. Process-wide, like the page locks themselves.
+    ///
+    /// Secrets are made everywhere — by the CLI reading a key file, by the cookie jar for each cookie, by code that
+    /// has no client or event monitor at hand — so the report cannot go to a client's monitor. Set this once at start
+    /// up, usually to the same monitor as the client's:
+    ///
+    /// ```swift
+    /// let monitor = LoggingEventMonitor(logger: logger)
+    /// SecretBytes.memoryLockMonitor = monitor
+    /// configuration.eventMonitor = monitor
+    /// ```
+    ///
+    /// The monitor is called synchronously, on the thread that made the secret, with no lock of Bulwark's held. A
+    /// secret the monitor itself makes while recording is counted but not reported again. Without a monitor, the
+    /// failures are still counted in ``memoryLockFailureCount``.
+    public static var memoryLockMonitor: (any EventMonitor)? {
+        get { lockFailures.monitor }
+        set { lockFailures.monitor = newValue }
+    }
+
+    /// The number of secrets made since the process started whose memory could not be locked (`mlock` failed): they
+    /// may be written to swap. On Linux their pages are excluded from core dumps all the same.
+    public static var memoryLockFailureCount: Int { lockFailures.count }
+
+    private static let lockFailures = LockFailures()
+
+    /// True while ``memoryLockMonitor`` records an event on this thread or task.
+    @TaskLocal private static var isReportingLockFailure = false
+
+    /// Counts a failed lock and reports it to ``memoryLockMonitor``.
+    private static func reportLockFailure(count: Int, systemError: Int32?) {
+        let (total, monitor) = self.lockFailures.record()
+        guard let monitor, !self.isReportingLockFailure else { return }
+        var reason = "the memory lock failed"
+        if let systemError, let text = strerror(systemError) {
+            reason += " (\(String(cString: text)))"
+        }
+        #if os(Linux)
+        let dumps = "; its pages are excluded from core dumps"
+        #else
+        let dumps = ""
+        #endif
+        let event = SecurityEvent(
+            kind: .secretMemoryNotLocked,
+            reason: "mlock_failed",
+            message: "a secret of \(count) bytes is kept in memory that may be written to swap: \(reason)\(dumps); "
+                + "raise the locked-memory limit (ulimit -l, RLIMIT_MEMLOCK) to lock it",
+            details: ["bytes": String(count), "failures": String(total)]
+        )
+        self.$isReportingLockFailure.withValue(true) {
+            monitor.record(event)
+        }
+    }
+
+    /// The lock-protected failure count and monitor.
+    private final class LockFailures: @unchecked Sendable {
+        private let lock = NSLock()
+        private var failures = 0
+        private var eventMonitor: (any EventMonitor)?
+
+        var count: Int { self.lock.withLock { self.failures } }
+
+        var monitor: (any EventMonitor)? {
+            get { self.lock.withLock { self.eventMonitor } }
+            set { self.lock.withLock { self.eventMonitor = newValue } }
+        }
+
+        /// Counts one failure; returns the new count and the monitor to report to.
+        func record() -> (Int, (any EventMonitor)?) {
+            self.lock.withLock {
+                self.failures += 1
+                return (self.failures, self.eventMonitor)
+            }
+        }
+    }
 
     // MARK: - Testing hook
 
@@ -302,15 +400,14 @@ public struct SecretBytes: ~Copyable, @unchecked Sendable {
 
     // MARK: - Memory
 
-    /// Zeroizes, reports to the testing hook, unlocks and frees a buffer.
-    private static func release(_ start: UnsafeMutableRawPointer, count: Int, locked: Bool) {
+    /// Zeroizes, reports to the testing hook, unregisters (unlocking its pages if no other secret uses them) and
+    /// frees a buffer.
+    private static func release(_ start: UnsafeMutableRawPointer, count: Int) {
         self.zeroize(start, count: count)
         if let observer = self.releaseObserver.value {
             observer(UnsafeRawBufferPointer(start: start, count: count))
         }
-        if locked {
-            PageLockRegistry.shared.unlock(start, count: count)
-        }
+        PageLockRegistry.shared.unlock(start, count: count)
         start.deallocate()
     }
 

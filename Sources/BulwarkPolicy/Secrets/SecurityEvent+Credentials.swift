@@ -66,4 +66,25 @@ extension SecurityEvent {
             details: ["from": fromText, "to": toText]
         )
     }
+
+    /// The `credential_stripped` event (reason `ambiguous_path`) of a request to `url` that got no credential of a
+    /// base-URL scope on its origin because common servers read its path differently (`/v1/..;/admin` is `/admin` to
+    /// Tomcat, `/v1//../admin` is `/admin` to nginx); see ``CredentialScope/PathAmbiguity``.
+    public static func credentialsWithheldForAmbiguousPath(
+        url: URL,
+        ambiguity: CredentialScope.PathAmbiguity,
+        requestID: UInt64? = nil
+    ) -> SecurityEvent {
+        // The path as sent, not with its dot segments removed: the event shows what was ambiguous.
+        let target = RedirectLocation.redacted(url.absoluteString)
+        return SecurityEvent(
+            kind: .credentialStripped,
+            host: RedirectURL(url)?.host,
+            requestID: requestID,
+            reason: "ambiguous_path",
+            message: "credentials scoped to a base URL not attached to \(target): the path is ambiguous, "
+                + "\(ambiguity.explanation)",
+            details: ["target": target, "ambiguity": ambiguity.rawValue]
+        )
+    }
 }
