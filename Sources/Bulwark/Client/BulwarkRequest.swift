@@ -173,11 +173,6 @@ struct RequestTarget: Hashable, Sendable {
 
     /// The URL text without userinfo, query or fragment, for error messages.
     static func redacted(_ text: String) -> String {
-        var result = text
-        if let cut = result.firstIndex(where: { $0 == "?" || $0 == "#" }) { result = String(result[..<cut]) }
-        if let schemeEnd = result.range(of: "://"), let at = result[schemeEnd.upperBound...].firstIndex(of: "@") {
-            result = String(result[..<schemeEnd.upperBound]) + "…@" + result[result.index(after: at)...]
-        }
-        return String(result.prefix(200))
+        URLRedaction.redacted(text)
     }
 }
