@@ -3,11 +3,18 @@ import Foundation
 
 /// An append-only JSON-lines file of security events in which every record is chained to the one before it.
 ///
-/// Each line is one JSON object: `seq` (1, 2, 3, …), `time`, `kind`, `host`, `request_id`, `reason`, `message`,
-/// `details`, then `prev` (the SHA-256 of the previous line's content, 64 zeros for the first), `hash` (the
-/// SHA-256 of this line's content: everything before `,"hash"`), and, with a key, `hmac` (HMAC-SHA-256 of the same
-/// content). Editing a byte breaks `hash` (and `hmac`); removing or reordering records breaks `seq` and `prev`;
-/// rewriting the whole tail consistently needs the HMAC key. ``TamperEvidentLogVerifier`` checks all of it.
+/// Each line is `CONTENT` with its closing `}` replaced by the trailer `,"hash":"H"}`, or `,"hash":"H","hmac":"M"}`
+/// when the log has a key, and then a newline. `CONTENT` is one JSON object with the keys `details`, `host`, `kind`,
+/// `message`, `prev`, `reason`, `request_id`, `seq` and `time` (`host`, `reason` and `request_id` only when the event
+/// has them), in that order, encoded by `JSONEncoder` with sorted keys, unescaped slashes and no whitespace. `seq` is
+/// 1, 2, 3, …; `prev` is the `hash` of the line before (64 zeros for the first); `H` is the SHA-256 of `CONTENT`
+/// and `M` its HMAC-SHA-256, both in 64 lower-case hex digits.
+///
+/// A line is accepted only if it is exactly that: the verifier decodes `CONTENT` and encodes it again and requires
+/// the same bytes, and requires the trailer at the very end of the line. So every field it checks comes from the
+/// signed bytes; a repeated key, whitespace, another key order or escape, or anything after the trailer is refused.
+/// Editing a byte breaks `hash` (and `hmac`); removing or reordering records breaks `seq` and `prev`; rewriting the
+/// whole tail consistently needs the HMAC key. ``TamperEvidentLogVerifier`` checks all of it.
 ///
 /// Writing is safe from any number of threads of one process (one lock, one `write(2)` per record on an
 /// `O_APPEND` descriptor). A crash in the middle of a write leaves a torn last line: reopening starts a fresh line
@@ -58,6 +65,7 @@ public final class TamperEvidentLog: @unchecked Sendable {
     private let descriptor: Int32
     private var sequence: Int
     private var previousHash: String
+    private let codec = TamperEvidentLogEntry.Codec()
 
     static let zeroHash = String(repeating: "0", count: 64)
 
@@ -91,14 +99,14 @@ public final class TamperEvidentLog: @unchecked Sendable {
         self.lock.lock()
         defer { self.lock.unlock() }
         let sequence = self.sequence + 1
-        let content = try Self.content(of: event, sequence: sequence, previousHash: self.previousHash)
-        let hash = Self.hex(SHA256.hash(data: Array(content.utf8)))
-        var line = String(content.dropLast()) + ",\"hash\":\"\(hash)\""
+        let content = try self.codec.encode(Self.record(of: event, sequence: sequence, previousHash: self.previousHash))
+        let hash = Self.hex(SHA256.hash(data: content))
+        var line = Array(content.dropLast()) + Array(",\"hash\":\"\(hash)\"".utf8)
         if let key = self.key {
-            line += ",\"hmac\":\"\(Self.hex(key.authenticationCode(for: Array(content.utf8))))\""
+            line += Array(",\"hmac\":\"\(Self.hex(key.authenticationCode(for: content)))\"".utf8)
         }
-        line += "}\n"
-        guard Self.writeAll(self.descriptor, Array(line.utf8)) else {
+        line += Array("}\n".utf8)
+        guard Self.writeAll(self.descriptor, line) else {
             throw TamperEvidentLogError(.unreadable, line: sequence, detail: "write to \(self.path) failed: errno \(errno)")
         }
         self.sequence = sequence
@@ -120,81 +128,45 @@ public final class TamperEvidentLog: @unchecked Sendable {
         }
     }
 
-    struct Content: Encodable {
-        var seq: Int
-        var time: String
-        var kind: String
-        var host: String?
-        var requestID: UInt64?
-        var reason: String?
-        var message: String
-        var details: [String: String]
-        var prev: String
-
-        enum CodingKeys: String, CodingKey {
-            case seq, time, kind, host, reason, message, details, prev
-            case requestID = "request_id"
-        }
-    }
-
-    static func content(of event: SecurityEvent, sequence: Int, previousHash: String) throws -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        let content = Content(
-            seq: sequence,
-            time: event.time.formatted(.iso8601),
-            kind: event.kind.name,
-            host: event.host,
-            requestID: event.requestID,
-            reason: event.reason,
-            message: event.message,
-            details: event.details,
-            prev: previousHash
+    /// The record of `event` as the `sequence`-th entry, chained to `previousHash`.
+    static func record(of event: SecurityEvent, sequence: Int, previousHash: String) -> TamperEvidentLogEntry {
+        .record(
+            TamperEvidentLogEntry.Record(
+                details: event.details,
+                host: event.host,
+                kind: event.kind.name,
+                message: event.message,
+                prev: previousHash,
+                reason: event.reason,
+                requestID: event.requestID,
+                seq: sequence,
+                time: event.time.formatted(.iso8601)
+            )
         )
-        // `prev` sorts after the other keys, so the text ends with it; `hash` and `hmac` follow.
-        return String(decoding: try encoder.encode(content), as: UTF8.self)
     }
 
     /// The sequence number and hash of the last complete record, and whether the data ends with a newline.
     static func lastRecord(in data: Data) -> (Int, String, Bool) {
         let bytes = [UInt8](data)
         let endsWithNewline = bytes.last == UInt8(ascii: "\n")
+        let codec = TamperEvidentLogEntry.Codec()
         for line in bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: true).reversed() {
-            if let record = try? ParsedRecord(line: Array(line)) {
+            if let record = try? TamperEvidentLogLine(Array(line), codec: codec) {
                 return (record.sequence, record.hash, endsWithNewline)
             }
         }
         return (0, Self.zeroHash, endsWithNewline)
     }
 
+    /// Lower-case hex, as every `hash`, `prev` and `hmac` in the log is written.
     static func hex<D: Sequence>(_ digest: D) -> String where D.Element == UInt8 {
-        digest.map { String(format: "%02x", $0) }.joined()
-    }
-}
-
-/// One line of the log, split into its signed content and its `hash` / `hmac` fields.
-struct ParsedRecord {
-    var sequence: Int
-    var previousHash: String
-    var hash: String
-    var hmac: String?
-    /// The exact bytes that `hash` and `hmac` cover.
-    var content: [UInt8]
-
-    init(line: [UInt8]) throws {
-        let text = String(decoding: line, as: UTF8.self)
-        guard let object = try JSONSerialization.jsonObject(with: Data(line)) as? [String: Any],
-            let sequence = object["seq"] as? Int,
-            let previousHash = object["prev"] as? String,
-            let hash = object["hash"] as? String,
-            let marker = text.range(of: ",\"hash\":\"", options: .backwards)
-        else {
-            throw TamperEvidentLogError(.malformed, line: nil, detail: "not a log record")
+        let digits = Array("0123456789abcdef".utf8)
+        var text: [UInt8] = []
+        text.reserveCapacity(64)
+        for byte in digest {
+            text.append(digits[Int(byte >> 4)])
+            text.append(digits[Int(byte & 0x0F)])
         }
-        self.sequence = sequence
-        self.previousHash = previousHash
-        self.hash = hash
-        self.hmac = object["hmac"] as? String
-        self.content = Array((String(text[..<marker.lowerBound]) + "}").utf8)
+        return String(decoding: text, as: UTF8.self)
     }
 }

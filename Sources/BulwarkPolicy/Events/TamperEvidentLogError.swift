@@ -25,6 +25,10 @@ public struct TamperEvidentLogError: Error, Hashable, Sendable, CustomStringConv
         public static let missingHMAC = Code("missing_hmac")
         /// The HMAC key is too short.
         public static let keyTooShort = Code("key_too_short")
+        /// A line is not exactly what the writer writes: its signed content plus the `hash` / `hmac` trailer and
+        /// nothing else. Duplicate keys, text after the trailer, spacing, key order, escapes or extra keys that the
+        /// writer never produces are refused, even when the hash and HMAC match.
+        public static let nonCanonical = Code("non_canonical_record")
 
         public var description: String { self.name }
     }

@@ -25,6 +25,7 @@ public enum TamperEvidentLogVerifier {
     public static func verify(_ bytes: [UInt8], key: TamperEvidentLog.Key? = nil) throws -> Summary {
         let lines = bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
         let complete = bytes.last == UInt8(ascii: "\n") || bytes.isEmpty
+        let codec = TamperEvidentLogEntry.Codec()
         var previousHash = TamperEvidentLog.zeroHash
         var expectedSequence = 1
         var records = 0
@@ -39,11 +40,11 @@ public enum TamperEvidentLogVerifier {
                     detail: "the last record is incomplete (a write was interrupted or the file was cut)"
                 )
             }
-            let record: ParsedRecord
+            let record: TamperEvidentLogLine
             do {
-                record = try ParsedRecord(line: Array(line))
-            } catch {
-                throw TamperEvidentLogError(.malformed, line: number, detail: "not a valid log record")
+                record = try TamperEvidentLogLine(Array(line), codec: codec)
+            } catch let refusal as TamperEvidentLogLine.Refusal {
+                throw TamperEvidentLogError(refusal.code, line: number, detail: refusal.detail)
             }
             if TamperEvidentLog.hex(SHA256.hash(data: record.content)) != record.hash {
                 throw TamperEvidentLogError(.editedRecord, line: number, detail: "the record does not match its hash")
@@ -57,7 +58,7 @@ public enum TamperEvidentLogVerifier {
                 }
             }
             if record.sequence > expectedSequence {
-                let later = lines[(index + 1)...].contains { (try? ParsedRecord(line: Array($0)))?.sequence == expectedSequence }
+                let later = lines[(index + 1)...].contains { (try? TamperEvidentLogLine(Array($0), codec: codec))?.sequence == expectedSequence }
                 if later {
                     throw TamperEvidentLogError(
                         .reorderedRecords,

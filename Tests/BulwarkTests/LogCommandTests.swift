@@ -1,0 +1,46 @@
+import Bulwark
+import Foundation
+import Testing
+
+/// `bulwark log verify` against logs that `bulwark demo --event-log` wrote. These tests spawn the `bulwark` binary,
+/// so they live in the `CLITests` suite, which `scripts/test` runs in its process for external programs.
+extension CLITests {
+    static func logLines(_ path: String) throws -> [String] {
+        try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n").map(String.init)
+    }
+
+    static func writeLog(_ lines: [String], to path: String) throws {
+        try (lines.joined(separator: "\n") + "\n").write(toFile: path, atomically: true, encoding: .utf8)
+    }
+
+    static func hashField(of line: String) throws -> String {
+        let marker = try #require(line.range(of: ",\"hash\":\"", options: .backwards))
+        return String(line[marker.upperBound...].prefix(64))
+    }
+
+    /// The review's forgery: record 2 deleted, `"seq"` and `"prev"` appended after the trailer of every later line.
+    @Test func logVerifyRefusesADeletionHiddenByKeysAfterTheTrailer() async throws {
+        let directory = FileManager.default.temporaryDirectory.appending(path: "bulwark-cli-log-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appending(path: "events.jsonl").path
+        let keyPath = directory.appending(path: "key").path
+        try Data("a key of at least sixteen bytes".utf8).write(to: URL(fileURLWithPath: keyPath))
+        let demo = try await CLI.run(["demo", "--event-log", path, "--event-log-key", keyPath])
+        #expect(demo.status == 0, "\(demo.stdout)\(demo.stderr)")
+        var lines = try Self.logLines(path)
+        #expect(lines.count >= 6)
+        let intact = try await CLI.run(["log", "verify", path, "--key-file", keyPath])
+        #expect(intact.status == 0, "\(intact.stdout)")
+
+        lines.remove(at: 1)
+        for index in 1..<lines.count {
+            let previousHash = try Self.hashField(of: lines[index - 1])
+            lines[index] = String(lines[index].dropLast()) + ",\"seq\":\(index + 1),\"prev\":\"\(previousHash)\"}"
+        }
+        try Self.writeLog(lines, to: path)
+        let forged = try await CLI.run(["log", "verify", path, "--key-file", keyPath])
+        #expect(forged.status == 1, "\(forged.stdout)")
+        #expect(forged.stdout.contains("line 2: non_canonical_record"), "\(forged.stdout)")
+    }
+}
