@@ -44,3 +44,40 @@ extension CLITests {
         #expect(forged.stdout.contains("line 2: non_canonical_record"), "\(forged.stdout)")
     }
 }
+
+extension CLITests {
+    /// `head -n -3` of a log that `bulwark demo` closed: only the head printed before, kept elsewhere, shows it.
+    @Test func logVerifyDetectsACutEndWithTheHeadKeptElsewhere() async throws {
+        let directory = FileManager.default.temporaryDirectory.appending(path: "bulwark-cli-log-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appending(path: "events.jsonl").path
+        let keyPath = directory.appending(path: "key").path
+        try Data("a key of at least sixteen bytes".utf8).write(to: URL(fileURLWithPath: keyPath))
+        let demo = try await CLI.run(["demo", "--event-log", path, "--event-log-key", keyPath])
+        #expect(demo.status == 0, "\(demo.stdout)\(demo.stderr)")
+        let lines = try Self.logLines(path)
+        #expect(lines.last?.hasPrefix("{\"checkpoint\":\"close\",\"count\":\(lines.count - 1),") == true)
+
+        let intact = try await CLI.run(["log", "verify", path, "--key-file", keyPath, "--require-close"])
+        #expect(intact.status == 0, "\(intact.stdout)")
+        let headLine = try #require(intact.stdout.split(separator: "\n").first { $0.hasPrefix("head: ") })
+        let anchor = headLine.dropFirst("head: ".count).split(separator: " ").map(String.init)
+        #expect(anchor.count == 4 && anchor[0] == "--expect-count" && anchor[1] == "\(lines.count)")
+        #expect(intact.stdout.contains("end: a close checkpoint (line \(lines.count))"))
+
+        try Self.writeLog(Array(lines.dropLast(3)), to: path)
+        let unanchored = try await CLI.run(["log", "verify", path, "--key-file", keyPath])
+        #expect(unanchored.status == 0, "\(unanchored.stdout)")
+        #expect(unanchored.stdout.contains("end: no close checkpoint"), "\(unanchored.stdout)")
+        let notClosed = try await CLI.run(["log", "verify", path, "--key-file", keyPath, "--require-close"])
+        #expect(notClosed.status == 1)
+        #expect(notClosed.stdout.contains("not_closed"), "\(notClosed.stdout)")
+        let anchored = try await CLI.run(["log", "verify", path, "--key-file", keyPath] + anchor)
+        #expect(anchored.status == 1)
+        #expect(anchored.stdout.contains(": truncated: the log holds \(lines.count - 3) entries"), "\(anchored.stdout)")
+        let headOnly = try await CLI.run(["log", "verify", path, "--key-file", keyPath] + anchor.suffix(2))
+        #expect(headOnly.status == 1)
+        #expect(headOnly.stdout.contains("anchor_mismatch"), "\(headOnly.stdout)")
+    }
+}

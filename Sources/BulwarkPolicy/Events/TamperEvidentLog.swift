@@ -16,6 +16,14 @@ import Foundation
 /// Editing a byte breaks `hash` (and `hmac`); removing or reordering records breaks `seq` and `prev`; rewriting the
 /// whole tail consistently needs the HMAC key. ``TamperEvidentLogVerifier`` checks all of it.
 ///
+/// Checkpoints are entries of the same chain, with the same trailer, whose `CONTENT` has the keys `checkpoint`
+/// (`close` or `interval`), `count` (the number of entries before it, its `seq` minus one), `head` (the `hash` of
+/// the last of them, equal to its `prev`), `prev`, `seq` and `time`, in that order. ``close()`` writes one, and so
+/// does ``CheckpointPolicy`` every so many records or seconds. They make the end of the log explicit: a log that
+/// ends without a close checkpoint was not closed. They cannot make a cut end detectable on their own: removing
+/// the last entries with their checkpoints leaves a log that ends like a crashed one. Only a `count` and `head`
+/// kept outside the log (``TamperEvidentLogVerifier/Expectation``) detect that.
+///
 /// Writing is safe from any number of threads of one process (one lock, one `write(2)` per record on an
 /// `O_APPEND` descriptor). A crash in the middle of a write leaves a torn last line: reopening starts a fresh line
 /// and chains to the last complete record, and the verifier reports the torn line; it is never trusted.
@@ -61,45 +69,142 @@ public final class TamperEvidentLog: @unchecked Sendable {
 
     public let path: String
     private let key: Key?
+    private let checkpoints: CheckpointPolicy
     private let lock = NSLock()
     private let descriptor: Int32
+    private let codec = TamperEvidentLogEntry.Codec()
+    private var timer: (any DispatchSourceTimer)?
+    // Guarded by `lock`:
     private var sequence: Int
     private var previousHash: String
-    private let codec = TamperEvidentLogEntry.Codec()
+    private var recordsSinceCheckpoint = 0
+    private var endsWithCloseCheckpoint: Bool
+    private var isClosed = false
 
     static let zeroHash = String(repeating: "0", count: 64)
 
-    /// Opens (or creates) the log at `path` for appending.
+    /// Opens (or creates) the log at `path` for appending, with checkpoints as `checkpoints` says.
+    ///
+    /// Call ``close()`` when done: it writes the close checkpoint. A log released without ``close()`` ends without
+    /// one, as if its writer had crashed.
     ///
     /// - Throws: ``TamperEvidentLogError`` when the file cannot be opened or its last complete record is unreadable.
-    public init(path: String, key: Key? = nil) throws {
+    public init(path: String, key: Key? = nil, checkpoints: CheckpointPolicy = .default) throws {
         self.path = path
         self.key = key
+        self.checkpoints = checkpoints
         let descriptor = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else {
             throw TamperEvidentLogError(.unreadable, line: nil, detail: "cannot open \(path): errno \(errno)")
         }
         self.descriptor = descriptor
         let existing = FileManager.default.contents(atPath: path) ?? Data()
-        let (sequence, hash, endsWithNewline) = Self.lastRecord(in: existing)
-        self.sequence = sequence
-        self.previousHash = hash
+        let (last, endsWithNewline) = Self.lastEntry(in: existing)
+        self.sequence = last?.sequence ?? 0
+        self.previousHash = last?.hash ?? Self.zeroHash
+        if case .checkpoint(let checkpoint) = last?.entry, checkpoint.checkpoint == Self.closeCheckpoint {
+            self.endsWithCloseCheckpoint = true
+        } else {
+            self.endsWithCloseCheckpoint = false
+        }
         if !existing.isEmpty && !endsWithNewline {
             // A torn line from a crash: leave it for the verifier to report, start the next record on a new line.
             _ = Self.writeAll(descriptor, Array("\n".utf8))
         }
+        if let interval = checkpoints.interval {
+            let timer = DispatchSource.makeTimerSource(queue: .global(qos: .utility))
+            let nanoseconds = Int(interval.components.seconds) * 1_000_000_000
+                + Int(interval.components.attoseconds / 1_000_000_000)
+            timer.schedule(deadline: .now() + .nanoseconds(nanoseconds), repeating: .nanoseconds(nanoseconds))
+            timer.setEventHandler { [weak self] in
+                // A failed write here surfaces on the next append, which fails the same way.
+                try? self?.checkpoint()
+            }
+            timer.resume()
+            self.timer = timer
+        }
     }
 
     deinit {
-        close(self.descriptor)
+        self.timer?.cancel()
+        if !self.isClosed { Self.closeDescriptor(self.descriptor) }
     }
 
-    /// Appends one event.
+    private static func closeDescriptor(_ descriptor: Int32) {
+        #if canImport(Darwin)
+        _ = Darwin.close(descriptor)
+        #elseif canImport(Glibc)
+        _ = Glibc.close(descriptor)
+        #elseif canImport(Musl)
+        _ = Musl.close(descriptor)
+        #endif
+    }
+
+    static let closeCheckpoint = "close"
+    static let intervalCheckpoint = "interval"
+
+    /// Appends one event, and a checkpoint after it when ``CheckpointPolicy/everyRecords`` records were written
+    /// since the last one.
+    ///
+    /// - Throws: ``TamperEvidentLogError`` when the write fails or the log was closed.
     public func append(_ event: SecurityEvent) throws {
         self.lock.lock()
         defer { self.lock.unlock() }
-        let sequence = self.sequence + 1
-        let content = try self.codec.encode(Self.record(of: event, sequence: sequence, previousHash: self.previousHash))
+        try self.ensureOpen()
+        try self.writeEntry(Self.record(of: event, sequence: self.sequence + 1, previousHash: self.previousHash))
+        self.recordsSinceCheckpoint += 1
+        if let every = self.checkpoints.everyRecords, self.recordsSinceCheckpoint >= every {
+            try self.writeCheckpoint(Self.intervalCheckpoint)
+        }
+    }
+
+    /// Writes a checkpoint now if records were appended since the last one (the timer of
+    /// ``CheckpointPolicy/interval`` calls this).
+    public func checkpoint() throws {
+        self.lock.lock()
+        defer { self.lock.unlock() }
+        try self.ensureOpen()
+        if self.recordsSinceCheckpoint > 0 { try self.writeCheckpoint(Self.intervalCheckpoint) }
+    }
+
+    /// Writes the close checkpoint (unless the log already ends with one and nothing was appended since) and closes
+    /// the file. Appending afterwards throws; closing again does nothing.
+    public func close() throws {
+        self.lock.lock()
+        defer { self.lock.unlock() }
+        guard !self.isClosed else { return }
+        self.timer?.cancel()
+        defer {
+            self.isClosed = true
+            Self.closeDescriptor(self.descriptor)
+        }
+        if !self.endsWithCloseCheckpoint { try self.writeCheckpoint(Self.closeCheckpoint) }
+    }
+
+    private func ensureOpen() throws {
+        if self.isClosed {
+            throw TamperEvidentLogError(.closed, line: nil, detail: "\(self.path) was closed")
+        }
+    }
+
+    /// Writes a checkpoint of the entries so far. Called with `lock` held.
+    private func writeCheckpoint(_ kind: String) throws {
+        let checkpoint = TamperEvidentLogEntry.Checkpoint(
+            checkpoint: kind,
+            count: self.sequence,
+            head: self.previousHash,
+            prev: self.previousHash,
+            seq: self.sequence + 1,
+            time: Date().formatted(.iso8601)
+        )
+        try self.writeEntry(.checkpoint(checkpoint))
+        self.recordsSinceCheckpoint = 0
+        self.endsWithCloseCheckpoint = kind == Self.closeCheckpoint
+    }
+
+    /// Signs and writes one entry with a single `write(2)`. Called with `lock` held.
+    private func writeEntry(_ entry: TamperEvidentLogEntry) throws {
+        let content = try self.codec.encode(entry)
         let hash = Self.hex(SHA256.hash(data: content))
         var line = Array(content.dropLast()) + Array(",\"hash\":\"\(hash)\"".utf8)
         if let key = self.key {
@@ -107,10 +212,11 @@ public final class TamperEvidentLog: @unchecked Sendable {
         }
         line += Array("}\n".utf8)
         guard Self.writeAll(self.descriptor, line) else {
-            throw TamperEvidentLogError(.unreadable, line: sequence, detail: "write to \(self.path) failed: errno \(errno)")
+            throw TamperEvidentLogError(.unreadable, line: nil, detail: "write to \(self.path) failed: errno \(errno)")
         }
-        self.sequence = sequence
+        self.sequence = entry.sequence
         self.previousHash = hash
+        self.endsWithCloseCheckpoint = false
     }
 
     private static func writeAll(_ descriptor: Int32, _ bytes: [UInt8]) -> Bool {
@@ -145,17 +251,17 @@ public final class TamperEvidentLog: @unchecked Sendable {
         )
     }
 
-    /// The sequence number and hash of the last complete record, and whether the data ends with a newline.
-    static func lastRecord(in data: Data) -> (Int, String, Bool) {
+    /// The last complete entry, and whether the data ends with a newline.
+    static func lastEntry(in data: Data) -> (TamperEvidentLogLine?, Bool) {
         let bytes = [UInt8](data)
         let endsWithNewline = bytes.last == UInt8(ascii: "\n")
         let codec = TamperEvidentLogEntry.Codec()
         for line in bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: true).reversed() {
-            if let record = try? TamperEvidentLogLine(Array(line), codec: codec) {
-                return (record.sequence, record.hash, endsWithNewline)
+            if let entry = try? TamperEvidentLogLine(Array(line), codec: codec) {
+                return (entry, endsWithNewline)
             }
         }
-        return (0, Self.zeroHash, endsWithNewline)
+        return (nil, endsWithNewline)
     }
 
     /// Lower-case hex, as every `hash`, `prev` and `hmac` in the log is written.

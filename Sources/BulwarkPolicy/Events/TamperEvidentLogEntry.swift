@@ -9,6 +9,8 @@ import Foundation
 enum TamperEvidentLogEntry: Equatable {
     /// A security event.
     case record(Record)
+    /// A checkpoint: the count of entries before it and the hash of the last of them.
+    case checkpoint(Checkpoint)
 
     /// The fields of a record, in the order the writer encodes them (sorted by key).
     struct Record: Codable, Equatable {
@@ -28,10 +30,24 @@ enum TamperEvidentLogEntry: Equatable {
         }
     }
 
+    /// The fields of a checkpoint, in the order the writer encodes them (sorted by key). `checkpoint` is `close`
+    /// (written by ``TamperEvidentLog/close()``) or `interval`; `count` is the number of entries before this one
+    /// (its `seq` minus one) and `head` the `hash` of the last of them (equal to `prev`), so that the line alone,
+    /// copied elsewhere, states what the log held.
+    struct Checkpoint: Codable, Equatable {
+        var checkpoint: String
+        var count: Int
+        var head: String
+        var prev: String
+        var seq: Int
+        var time: String
+    }
+
     /// The entry's sequence number (1 for the first line of the log).
     var sequence: Int {
         switch self {
         case .record(let record): record.seq
+        case .checkpoint(let checkpoint): checkpoint.seq
         }
     }
 
@@ -39,6 +55,7 @@ enum TamperEvidentLogEntry: Equatable {
     var previousHash: String {
         switch self {
         case .record(let record): record.prev
+        case .checkpoint(let checkpoint): checkpoint.prev
         }
     }
 
@@ -55,14 +72,24 @@ enum TamperEvidentLogEntry: Equatable {
         func encode(_ entry: TamperEvidentLogEntry) throws -> [UInt8] {
             switch entry {
             case .record(let record): Array(try self.encoder.encode(record))
+            case .checkpoint(let checkpoint): Array(try self.encoder.encode(checkpoint))
             }
         }
 
         /// The entry whose signed content is exactly `content`, or nil when `content` is anything else: not an
         /// entry, or an entry written in some other form (spacing, key order, escapes, extra or repeated keys).
         func decodeExactly(_ content: [UInt8]) -> TamperEvidentLogEntry? {
-            guard let record = try? self.decoder.decode(Record.self, from: Data(content)) else { return nil }
-            let entry = TamperEvidentLogEntry.record(record)
+            let entry: TamperEvidentLogEntry
+            if let record = try? self.decoder.decode(Record.self, from: Data(content)) {
+                entry = .record(record)
+            } else if let checkpoint = try? self.decoder.decode(Checkpoint.self, from: Data(content)),
+                checkpoint.checkpoint == TamperEvidentLog.closeCheckpoint
+                    || checkpoint.checkpoint == TamperEvidentLog.intervalCheckpoint
+            {
+                entry = .checkpoint(checkpoint)
+            } else {
+                return nil
+            }
             guard let again = try? self.encode(entry), again == content else { return nil }
             return entry
         }
