@@ -14,11 +14,18 @@ struct LogCommand: ParsableCommand {
             commandName: "verify",
             abstract: "Check that an event log is complete and unaltered.",
             discussion: """
-                Every record carries its own SHA-256, the SHA-256 of the record before it and a sequence number, \
-                and, when the log was written with a key, an HMAC. This command reports the first record that was \
-                edited, removed, reordered or cut off, by line number, and exits 1; a log that verifies exits 0. \
+                Every line carries a sequence number, the SHA-256 of the line before it, its own SHA-256 and, \
+                when the log was written with a key, an HMAC; a line is accepted only if it is exactly its signed \
+                content followed by that trailer. This command reports the first line that was edited, removed, \
+                inserted, reordered or torn, by line number, and exits 1; a log that verifies exits 0 and prints \
+                its head: the number of entries (records and checkpoints) and the hash of the last one. \
                 Without --key-file only the hash chain is checked: whoever can write the file can rewrite it \
                 consistently, which only the HMAC key prevents.
+
+                Cutting entries off the end, checkpoints included, cannot be told from a crash by the log alone. \
+                Keep the printed head somewhere the log's writer cannot change, and check it later with \
+                --expect-count and --expect-head: the log must still hold that entry with that hash (it may have \
+                grown since). --require-close also fails a log that does not end with a close checkpoint.
                 """
         )
 
@@ -28,16 +35,60 @@ struct LogCommand: ParsableCommand {
         @Option(help: "The HMAC key file the log was written with.")
         var keyFile: String?
 
+        @Option(help: "An anchor kept elsewhere: the log must hold at least this many entries.")
+        var expectCount: Int?
+
+        @Option(help: "An anchor kept elsewhere: the hash of entry --expect-count (or of any entry, without it).")
+        var expectHead: String?
+
+        @Flag(help: "Fail unless the log ends with a close checkpoint.")
+        var requireClose = false
+
+        func validate() throws {
+            if let expectCount, expectCount < 0 { throw ValidationError("--expect-count must be 0 or more") }
+            if let expectHead {
+                let isHex = expectHead.count == 64 && expectHead.lowercased().allSatisfy { $0.isHexDigit }
+                guard isHex else { throw ValidationError("--expect-head must be 64 hex digits") }
+            }
+        }
+
         func run() throws {
             do {
                 let key = try self.keyFile.map { try TamperEvidentLog.Key(contentsOfFile: $0) }
-                let summary = try TamperEvidentLogVerifier.verify(path: self.file, key: key)
-                let mode = summary.authenticated ? "hash chain and HMAC" : "hash chain only (no key given)"
-                print("\(self.file): \(summary.records) records verified (\(mode))")
+                let expectation = TamperEvidentLogVerifier.Expectation(
+                    count: self.expectCount,
+                    head: self.expectHead,
+                    closed: self.requireClose
+                )
+                let summary = try TamperEvidentLogVerifier.verify(path: self.file, key: key, expecting: expectation)
+                for line in Self.report(summary, file: self.file) { print(line) }
             } catch let error as TamperEvidentLogError {
                 print("\(self.file): \(error)")
                 throw ExitCode(error.code == .unreadable || error.code == .keyTooShort ? 2 : 1)
             }
+        }
+
+        static func report(_ summary: TamperEvidentLogVerifier.Summary, file: String) -> [String] {
+            func plural(_ count: Int, _ noun: String) -> String { "\(count) \(noun)\(count == 1 ? "" : "s")" }
+            let mode = summary.authenticated ? "hash chain and HMAC" : "hash chain only (no key given)"
+            var lines = [
+                "\(file): \(plural(summary.records, "record")) and \(plural(summary.checkpoints, "checkpoint")) "
+                    + "verified (\(mode))",
+                "head: --expect-count \(summary.count) --expect-head \(summary.head)",
+            ]
+            let checkpoint = summary.lastCheckpointLine.map { "the last checkpoint is on line \($0)" }
+            switch summary.ending {
+            case .empty:
+                lines.append("end: the log is empty")
+            case .closed:
+                lines.append("end: a close checkpoint (line \(summary.lastCheckpointLine ?? 0))")
+            case .checkpoint, .open:
+                lines.append(
+                    "end: no close checkpoint (\(checkpoint ?? "no checkpoints")): the writer is still running or "
+                        + "crashed, or the end was cut off; only a head kept elsewhere can tell"
+                )
+            }
+            return lines
         }
     }
 }
@@ -50,13 +101,46 @@ struct EventLogOptions: ParsableArguments {
     @Option(help: "Sign the event log's records with the HMAC key in this file.")
     var eventLogKey: String?
 
-    /// A monitor for the log, or nil when no log was asked for.
+    /// A monitor for the log, or nil when no log was asked for. The log is closed (its close checkpoint written)
+    /// when the process exits.
     func monitor() throws -> (any EventMonitor)? {
         guard let eventLog else {
             if self.eventLogKey != nil { throw ValidationError("--event-log-key needs --event-log") }
             return nil
         }
         let key = try self.eventLogKey.map { try TamperEvidentLog.Key(contentsOfFile: $0) }
-        return TamperEvidentLogMonitor(log: try TamperEvidentLog(path: eventLog, key: key))
+        let log = try TamperEvidentLog(path: eventLog, key: key)
+        OpenEventLogs.closeAtExit(log)
+        return TamperEvidentLogMonitor(log: log)
+    }
+}
+
+/// The event logs this process opened, closed when it exits, however the command ends (`exit` runs `atexit`
+/// handlers, and ArgumentParser ends a failed command with `exit`).
+enum OpenEventLogs {
+    private static let lock = NSLock()
+    nonisolated(unsafe) private static var logs: [TamperEvidentLog] = []
+    nonisolated(unsafe) private static var registered = false
+
+    static func closeAtExit(_ log: TamperEvidentLog) {
+        self.lock.withLock {
+            if !self.registered { atexit { OpenEventLogs.closeAll() } }
+            self.registered = true
+            self.logs.append(log)
+        }
+    }
+
+    private static func closeAll() {
+        let logs = self.lock.withLock {
+            defer { self.logs = [] }
+            return self.logs
+        }
+        for log in logs {
+            do {
+                try log.close()
+            } catch {
+                FileHandle.standardError.write(Data("bulwark: event log: \(error)\n".utf8))
+            }
+        }
     }
 }

@@ -47,8 +47,14 @@ struct TamperEvidentLogTests {
     @Test func intactLogVerifies() throws {
         let path = try Self.makeLog(records: 20, key: key)
         defer { try? FileManager.default.removeItem(atPath: path) }
-        #expect(try TamperEvidentLogVerifier.verify(path: path, key: key) == .init(records: 20, authenticated: true))
-        #expect(try TamperEvidentLogVerifier.verify(path: path) == .init(records: 20, authenticated: false))
+        let keyed = try TamperEvidentLogVerifier.verify(path: path, key: key)
+        #expect(keyed.records == 20)
+        #expect(keyed.authenticated)
+        #expect(keyed.count == 20)
+        let unkeyed = try TamperEvidentLogVerifier.verify(path: path)
+        #expect(unkeyed.records == 20)
+        #expect(!unkeyed.authenticated)
+        #expect(unkeyed.head == keyed.head)
         let first = try Self.lines(path)[0]
         #expect(first.contains("\"prev\":\"\(String(repeating: "0", count: 64))\""))
         #expect(first.contains("\"hmac\":\""))

@@ -177,9 +177,18 @@ struct CLITests {
         for index in 1...5 {
             try log.append(SecurityEvent(kind: .trustEvaluated, host: "h\(index).test", message: "event \(index)"))
         }
+        try log.close()
         let intact = try await CLI.run(["log", "verify", path, "--key-file", keyPath])
         #expect(intact.status == 0)
-        #expect(intact.stdout == "\(path): 5 records verified (hash chain and HMAC)\n")
+        let head = try TamperEvidentLogVerifier.verify(path: path).head
+        #expect(
+            intact.stdout == """
+                \(path): 5 records and 1 checkpoint verified (hash chain and HMAC)
+                head: --expect-count 6 --expect-head \(head)
+                end: a close checkpoint (line 6)
+
+                """
+        )
         var lines = try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n").map(String.init)
         lines[2] = lines[2].replacingOccurrences(of: "event 3", with: "event 9")
         try (lines.joined(separator: "\n") + "\n").write(toFile: path, atomically: true, encoding: .utf8)

@@ -25,6 +25,20 @@ public struct TamperEvidentLogError: Error, Hashable, Sendable, CustomStringConv
         public static let missingHMAC = Code("missing_hmac")
         /// The HMAC key is too short.
         public static let keyTooShort = Code("key_too_short")
+        /// A line is not exactly what the writer writes: its signed content plus the `hash` / `hmac` trailer and
+        /// nothing else. Duplicate keys, text after the trailer, spacing, key order, escapes or extra keys that the
+        /// writer never produces are refused, even when the hash and HMAC match.
+        public static let nonCanonical = Code("non_canonical_record")
+        /// A checkpoint's `count` or `head` does not describe the entries before it.
+        public static let badCheckpoint = Code("bad_checkpoint")
+        /// The log holds fewer entries than an outside anchor says it had: entries were cut from its end.
+        public static let truncated = Code("truncated")
+        /// The entry an outside anchor names has another hash, or no entry has the anchor's hash.
+        public static let anchorMismatch = Code("anchor_mismatch")
+        /// The log was expected to end with a close checkpoint and does not.
+        public static let notClosed = Code("not_closed")
+        /// The log was closed; nothing more can be appended through this object.
+        public static let closed = Code("closed")
 
         public var description: String { self.name }
     }

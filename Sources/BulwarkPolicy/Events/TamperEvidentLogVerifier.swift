@@ -1,33 +1,87 @@
 import Crypto
 import Foundation
 
-/// Checks a tamper-evident log written by ``TamperEvidentLog`` and names the first broken record by line.
+/// Checks a tamper-evident log written by ``TamperEvidentLog`` and names the first broken entry by line.
+///
+/// What it proves without anything kept outside the log: every line is exactly what the writer wrote (with a key:
+/// what a holder of the key wrote), and no entry was edited, removed, inserted or reordered before the last line.
+/// What it cannot prove alone: that nothing was cut from the end. Removing the last entries, their checkpoints
+/// included, leaves a log that ends at an earlier entry or checkpoint, which is what a crash leaves too. An
+/// ``Expectation`` with the `count` and `head` of an earlier ``Summary``, kept elsewhere, detects that.
 public enum TamperEvidentLogVerifier {
+    /// How a verified log ends.
+    public enum Ending: Sendable, Hashable {
+        /// No entries.
+        case empty
+        /// With a record: the writer is still running or crashed, or the end was cut off (or the log was written
+        /// before checkpoints existed).
+        case open
+        /// With an interval checkpoint: as ``open``, but nothing was written after the checkpoint.
+        case checkpoint
+        /// With a close checkpoint: the writer closed the log, or everything after an earlier close was cut off.
+        case closed
+    }
+
     /// The result of a successful check.
     public struct Summary: Sendable, Hashable {
-        /// Records verified.
+        /// Security-event records verified.
         public var records: Int
-        /// Whether every record's HMAC was checked with a key.
+        /// Whether every entry's HMAC was checked with a key.
         public var authenticated: Bool
+        /// Checkpoints verified.
+        public var checkpoints: Int = 0
+        /// Entries (records and checkpoints): the `seq` of the last one. Keep it with ``head`` as an anchor.
+        public var count: Int = 0
+        /// The `hash` of the last entry (64 zeros for an empty log). Keep it with ``count`` as an anchor.
+        public var head: String = TamperEvidentLog.zeroHash
+        /// How the log ends.
+        public var ending: Ending = .empty
+        /// The line of the last checkpoint, if there is one.
+        public var lastCheckpointLine: Int?
+    }
+
+    /// What the log must also satisfy, from knowledge kept outside it.
+    public struct Expectation: Sendable, Hashable {
+        /// The log must hold at least this many entries (an earlier ``Summary/count``).
+        public var count: Int?
+        /// The entry numbered `count` must have this `hash` (an earlier ``Summary/head``); without `count`, some
+        /// entry must have it. Entries after it are allowed: the log may have grown since.
+        public var head: String?
+        /// The log must end with a close checkpoint.
+        public var closed: Bool
+
+        public init(count: Int? = nil, head: String? = nil, closed: Bool = false) {
+            self.count = count
+            self.head = head.map { $0.lowercased() }
+            self.closed = closed
+        }
     }
 
     /// Verifies the file at `path`.
     ///
     /// - Throws: ``TamperEvidentLogError`` for the first problem, with its 1-based line number.
-    public static func verify(path: String, key: TamperEvidentLog.Key? = nil) throws -> Summary {
+    public static func verify(
+        path: String,
+        key: TamperEvidentLog.Key? = nil,
+        expecting expectation: Expectation = Expectation()
+    ) throws -> Summary {
         guard let data = FileManager.default.contents(atPath: path) else {
             throw TamperEvidentLogError(.unreadable, line: nil, detail: "cannot read \(path)")
         }
-        return try self.verify([UInt8](data), key: key)
+        return try self.verify([UInt8](data), key: key, expecting: expectation)
     }
 
     /// Verifies log bytes.
-    public static func verify(_ bytes: [UInt8], key: TamperEvidentLog.Key? = nil) throws -> Summary {
+    public static func verify(
+        _ bytes: [UInt8],
+        key: TamperEvidentLog.Key? = nil,
+        expecting expectation: Expectation = Expectation()
+    ) throws -> Summary {
         let lines = bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
         let complete = bytes.last == UInt8(ascii: "\n") || bytes.isEmpty
-        var previousHash = TamperEvidentLog.zeroHash
-        var expectedSequence = 1
-        var records = 0
+        let codec = TamperEvidentLogEntry.Codec()
+        var summary = Summary(records: 0, authenticated: key != nil)
+        var anchoredHashFound = false
         for (index, line) in lines.enumerated() {
             let number = index + 1
             let isLast = index == lines.count - 1
@@ -39,81 +93,130 @@ public enum TamperEvidentLogVerifier {
                     detail: "the last record is incomplete (a write was interrupted or the file was cut)"
                 )
             }
-            let record: ParsedRecord
+            let entry: TamperEvidentLogLine
             do {
-                record = try ParsedRecord(line: Array(line))
-            } catch {
-                throw TamperEvidentLogError(.malformed, line: number, detail: "not a valid log record")
+                entry = try TamperEvidentLogLine(Array(line), codec: codec)
+            } catch let refusal as TamperEvidentLogLine.Refusal {
+                throw TamperEvidentLogError(refusal.code, line: number, detail: refusal.detail)
             }
-            if TamperEvidentLog.hex(SHA256.hash(data: record.content)) != record.hash {
-                throw TamperEvidentLogError(.editedRecord, line: number, detail: "the record does not match its hash")
-            }
-            if let key {
-                guard let hmac = record.hmac else {
-                    throw TamperEvidentLogError(.missingHMAC, line: number, detail: "a key was given but the record has no HMAC")
-                }
-                if TamperEvidentLog.hex(key.authenticationCode(for: record.content)) != hmac {
-                    throw TamperEvidentLogError(.badHMAC, line: number, detail: "HMAC mismatch: wrong key, or rewritten")
-                }
-            }
-            if record.sequence > expectedSequence {
-                let later = lines[(index + 1)...].contains { (try? ParsedRecord(line: Array($0)))?.sequence == expectedSequence }
-                if later {
+            try self.check(entry, line: number, key: key)
+            try self.checkPlace(of: entry, line: number, after: summary, following: lines[(index + 1)...], codec: codec)
+            switch entry.entry {
+            case .record:
+                summary.records += 1
+                summary.ending = .open
+            case .checkpoint(let checkpoint):
+                guard checkpoint.count == checkpoint.seq - 1, checkpoint.head == checkpoint.prev else {
                     throw TamperEvidentLogError(
-                        .reorderedRecords,
+                        .badCheckpoint,
                         line: number,
-                        detail: "record \(record.sequence) stands where \(expectedSequence) belongs: records were reordered"
+                        detail: "the checkpoint's count or head does not describe the entries before it"
                     )
                 }
-                throw TamperEvidentLogError(
-                    .missingRecords,
-                    line: number,
-                    detail: "sequence jumps from \(expectedSequence - 1) to \(record.sequence): records were removed"
-                )
+                summary.checkpoints += 1
+                summary.lastCheckpointLine = number
+                summary.ending = checkpoint.checkpoint == TamperEvidentLog.closeCheckpoint ? .closed : .checkpoint
             }
-            if record.sequence < expectedSequence {
+            summary.count = entry.sequence
+            summary.head = entry.hash
+            if let head = expectation.head?.lowercased() {
+                if let count = expectation.count, entry.sequence == count, entry.hash != head {
+                    throw TamperEvidentLogError(
+                        .anchorMismatch,
+                        line: number,
+                        detail: "entry \(count) has hash \(entry.hash), the anchor says \(head): the log was rewritten"
+                    )
+                }
+                if entry.hash == head { anchoredHashFound = true }
+            }
+        }
+        try self.check(summary, against: expectation, anchoredHashFound: anchoredHashFound)
+        return summary
+    }
+
+    /// Checks the entry's own hash and HMAC.
+    private static func check(_ entry: TamperEvidentLogLine, line number: Int, key: TamperEvidentLog.Key?) throws {
+        if TamperEvidentLog.hex(SHA256.hash(data: entry.content)) != entry.hash {
+            throw TamperEvidentLogError(.editedRecord, line: number, detail: "the record does not match its hash")
+        }
+        if let key {
+            guard let hmac = entry.hmac else {
+                throw TamperEvidentLogError(
+                    .missingHMAC, line: number, detail: "a key was given but the record has no HMAC")
+            }
+            if TamperEvidentLog.hex(key.authenticationCode(for: entry.content)) != hmac {
+                throw TamperEvidentLogError(.badHMAC, line: number, detail: "HMAC mismatch: wrong key, or rewritten")
+            }
+        }
+    }
+
+    /// Checks that the entry follows the one before it: the next `seq`, and `prev` equal to that entry's `hash`.
+    private static func checkPlace(
+        of entry: TamperEvidentLogLine,
+        line number: Int,
+        after summary: Summary,
+        following later: ArraySlice<ArraySlice<UInt8>>,
+        codec: TamperEvidentLogEntry.Codec
+    ) throws {
+        let expected = summary.count + 1
+        if entry.sequence > expected {
+            if later.contains(where: { (try? TamperEvidentLogLine(Array($0), codec: codec))?.sequence == expected }) {
                 throw TamperEvidentLogError(
                     .reorderedRecords,
                     line: number,
-                    detail: "sequence \(record.sequence) after \(expectedSequence - 1): records were reordered"
+                    detail: "record \(entry.sequence) stands where \(expected) belongs: records were reordered"
                 )
             }
-            if record.previousHash != previousHash {
-                throw TamperEvidentLogError(
-                    .brokenChain,
-                    line: number,
-                    detail: "does not chain to the previous record"
-                )
-            }
-            previousHash = record.hash
-            expectedSequence += 1
-            records += 1
+            throw TamperEvidentLogError(
+                .missingRecords,
+                line: number,
+                detail: "sequence jumps from \(expected - 1) to \(entry.sequence): records were removed"
+            )
         }
-        return Summary(records: records, authenticated: key != nil)
-    }
-}
-
-/// Appends every event to a ``TamperEvidentLog``. A failed write is reported to `onError` (standard error by
-/// default), never thrown into the code that caused the event.
-public struct TamperEvidentLogMonitor: EventMonitor {
-    public let log: TamperEvidentLog
-    private let onError: @Sendable (any Error) -> Void
-
-    public init(
-        log: TamperEvidentLog,
-        onError: @escaping @Sendable (any Error) -> Void = { error in
-            FileHandle.standardError.write(Data("bulwark: event log: \(error)\n".utf8))
+        if entry.sequence < expected {
+            throw TamperEvidentLogError(
+                .reorderedRecords,
+                line: number,
+                detail: "sequence \(entry.sequence) after \(expected - 1): records were reordered"
+            )
         }
-    ) {
-        self.log = log
-        self.onError = onError
+        if entry.previousHash != summary.head {
+            throw TamperEvidentLogError(.brokenChain, line: number, detail: "does not chain to the previous record")
+        }
     }
 
-    public func record(_ event: SecurityEvent) {
-        do {
-            try self.log.append(event)
-        } catch {
-            self.onError(error)
+    /// Checks what only an outside anchor, or the expectation of a close, can tell.
+    private static func check(
+        _ summary: Summary,
+        against expectation: Expectation,
+        anchoredHashFound: Bool
+    ) throws {
+        if let count = expectation.count, summary.count < count {
+            throw TamperEvidentLogError(
+                .truncated,
+                line: nil,
+                detail: "the log holds \(summary.count) entries, the anchor says at least \(count): "
+                    + "entries were cut from its end"
+            )
+        }
+        if expectation.count == 0, let head = expectation.head, head.lowercased() != TamperEvidentLog.zeroHash {
+            throw TamperEvidentLogError(.anchorMismatch, line: nil, detail: "an anchor of 0 entries has the zero head")
+        }
+        // With a count, the entry of that number was compared as it was read.
+        if let head = expectation.head?.lowercased(), expectation.count == nil, !anchoredHashFound {
+            throw TamperEvidentLogError(
+                .anchorMismatch,
+                line: nil,
+                detail: "no entry has the anchor's hash \(head): the entries up to it were cut off or rewritten"
+            )
+        }
+        if expectation.closed, summary.ending != .closed {
+            throw TamperEvidentLogError(
+                .notClosed,
+                line: nil,
+                detail: "the log does not end with a close checkpoint: its writer is still running or crashed, "
+                    + "or its end was cut off"
+            )
         }
     }
 }
