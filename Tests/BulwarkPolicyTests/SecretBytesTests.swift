@@ -64,8 +64,14 @@ func address(of box: SecretBox) -> UInt {
 
 /// Makes a secret and lets it go, returning the address its buffer had.
 func makeAndDropSecret(_ bytes: [UInt8]) -> UInt {
+    makeAndDropSecret(bytes, log: nil).address
+}
+
+/// Makes a secret and drops it: its address, and the log's mark taken once the secret exists (a buffer another test
+/// released at the same address before this one was allocated there comes before the mark).
+func makeAndDropSecret(_ bytes: [UInt8], log: ReleaseLog?) -> (address: UInt, mark: Int) {
     let secret = SecretBytes(bytes)
-    return address(of: secret)
+    return (address(of: secret), log?.mark ?? 0)
 }
 
 /// `dump` output as a string.
@@ -82,8 +88,7 @@ struct ZeroizationTests {
     func secretZeroizedOnRelease() async {
         await ReleaseLog.observing { log in
             let bytes = [UInt8](repeating: 0xA5, count: 61) + Array("correct horse battery staple".utf8)
-            let mark = log.mark
-            let address = makeAndDropSecret(bytes)
+            let (address, mark) = makeAndDropSecret(bytes, log: log)
             let release = log.firstRelease(at: address, since: mark)
             #expect(release?.count == bytes.count)
             #expect(release?.allSatisfy { $0 == 0 } == true)
@@ -104,9 +109,9 @@ struct ZeroizationTests {
     @Test("a secret moved into a box is zeroized by wipe(), not before")
     func boxWipe() async {
         await ReleaseLog.observing { log in
-            let mark = log.mark
             let box = SecretBox(SecretBytes(utf8: "box secret value"))
             let address = address(of: box)
+            let mark = log.mark
             #expect(log.released(at: address, since: mark).isEmpty)
             #expect(box.withUnsafeBytes { String(decoding: $0, as: UTF8.self) } == "box secret value")
             box.wipe()
@@ -122,15 +127,16 @@ struct ZeroizationTests {
         struct Failure: Error {}
         await ReleaseLog.observing { log in
             let recorded = AddressBox()
-            let mark = log.mark
+            let mark = AddressBox()
             #expect(throws: Failure.self) {
                 _ = try SecretBytes(count: 32) { (buffer) throws(Failure) in
                     buffer.copyBytes(from: [UInt8](repeating: 0x42, count: 32))
                     recorded.value = UInt(bitPattern: buffer.baseAddress)
+                    mark.value = UInt(log.mark)
                     throw Failure()
                 }
             }
-            #expect(log.firstRelease(at: recorded.value, since: mark) == [UInt8](repeating: 0, count: 32))
+            #expect(log.firstRelease(at: recorded.value, since: Int(mark.value)) == [UInt8](repeating: 0, count: 32))
         }
     }
 
@@ -157,13 +163,14 @@ struct ZeroizationTests {
     func refusedCredentialZeroized() async {
         await ReleaseLog.observing { log in
             let recorded = AddressBox()
-            let mark = log.mark
+            let mark = AddressBox()
             #expect(throws: CredentialError.self) {
                 let secret = SecretBytes(utf8: "token\r\nX-Injected: 1")
                 recorded.value = address(of: secret)
+                mark.value = UInt(log.mark)
                 return try Credential.bearer(secret)
             }
-            #expect(log.firstRelease(at: recorded.value, since: mark) == [UInt8](repeating: 0, count: 20))
+            #expect(log.firstRelease(at: recorded.value, since: Int(mark.value)) == [UInt8](repeating: 0, count: 20))
         }
     }
 
@@ -255,12 +262,15 @@ struct ZeroizationTests {
         try await ReleaseLog.observing { log in
             let gate = Gate()
             let made = AddressBox()
-            let mark = log.mark
+            // Counted once the secret exists: a buffer other tests released earlier at the same address (before this
+            // one was allocated there) must not be taken for it.
+            let madeAt = AddressBox()
             let store = CredentialStore()
             store.add(nil, scope: try .under("https://api.example.com/")) { _ in
                 await gate.wait()
                 let credential = try Credential.bearer(SecretBytes(utf8: "late-token"))
                 made.value = address(of: credential.secret)
+                madeAt.value = UInt(log.mark)
                 return credential
             }
             let attach = Task {
@@ -275,7 +285,7 @@ struct ZeroizationTests {
             #expect(result == .nothingInScope)
             #expect(names.isEmpty)
             #expect(made.value != 0)
-            #expect(log.firstRelease(at: made.value, since: mark) == [UInt8](repeating: 0, count: 10))
+            #expect(log.firstRelease(at: made.value, since: Int(madeAt.value)) == [UInt8](repeating: 0, count: 10))
             #expect(store.count == 0)
         }
     }
