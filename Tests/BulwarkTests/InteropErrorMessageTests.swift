@@ -36,6 +36,8 @@ struct ErrorMessageSetup: Sendable {
     var code: BulwarkError.Code
     /// Phrases the error's description must contain.
     var phrases: [String]
+    /// What the library underneath said, which only the error's `debugDescription` keeps (for bug reports).
+    var debugPhrase: String? = nil
 }
 
 @Suite("Error messages a person can act on, against openssl s_server", .serialized)
@@ -85,10 +87,32 @@ struct InteropErrorMessageTests {
             #expect(text.contains(phrase), "\(row): expected \"\(phrase)\" in: \(text)")
         }
         Self.expectNoInternals(text, row)
+        if let debugPhrase = setup.debugPhrase {
+            let debug = error.map { String(reflecting: $0) } ?? ""
+            #expect(debug.hasPrefix(text) && debug.contains(debugPhrase), "\(row): debugDescription: \(debug)")
+        }
         // Each refusal reason on its own (what events and logs carry) is words too.
         for reason in error?.trustRefusal?.reasons ?? [] {
             Self.expectNoInternals(String(describing: reason), row)
         }
+    }
+
+    @Test("a refused connection names the address and the reason, not NIO's error value")
+    func connectionRefused() async throws {
+        let port = try ExternalPeers.freePort()  // nothing listens there
+        let client = try BulwarkClient(configuration: .init(trust: try ServerTrustManager(evaluators: [:])))
+        let error = await #expect(throws: BulwarkError.self) {
+            try await client.execute(try BulwarkRequest(url: "https://127.0.0.1:\(port)/"))
+        }
+        try? await client.shutdown()
+        let text = error.map { String(describing: $0) } ?? "(no error)"
+        print("[error-message] connectionRefused: \(text)")
+        #expect(error?.code == .connectFailed, "\(text)")
+        #expect(text.contains("could not connect to 127.0.0.1:\(port): connection refused"), "\(text)")
+        for (name, pattern) in Self.internals {
+            #expect(text.range(of: pattern, options: .regularExpression) == nil, "\(name) in: \(text)")
+        }
+        #expect(text.range(of: "NIO|errno", options: .regularExpression) == nil, "\(text)")
     }
 
     /// A chain for `localhost` from the given key type, issued in process.
@@ -115,7 +139,8 @@ struct InteropErrorMessageTests {
                 phrases: [
                     "the server at localhost:\(server.port) offered only \(name)",
                     "Bulwark requires TLS 1.2 or later",
-                ]
+                ],
+                debugPhrase: "TLSV1_ALERT_PROTOCOL_VERSION"
             )
         case .tls12OnlyWithTLS13Minimum:
             let chain = try Self.chain()
@@ -140,7 +165,8 @@ struct InteropErrorMessageTests {
                 phrases: [
                     "CN=localhost",
                     "RSA 1024-bit key; the minimum is 2048 bits",
-                ]
+                ],
+                debugPhrase: "incorrectParameterSize"
             )
         case .sha1WithRSALeaf:
             let chain = try Self.chain(key: .rsa2048)
@@ -162,7 +188,8 @@ struct InteropErrorMessageTests {
                 server: server,
                 evaluator: .default(roots: .custom([chain.root.certificate])),
                 code: .trustRefused,
-                phrases: ["CN=localhost", "signed with ECDSA with SHA-1, which is not accepted"]
+                phrases: ["CN=localhost", "signed with ECDSA with SHA-1, which is not accepted"],
+                debugPhrase: "unsupportedSignatureAlgorithm"
             )
         case .expiredLeaf, .notYetValidLeaf:
             let chain = try Self.chain(row == .expiredLeaf ? .expiredLeaf : .notYetValidLeaf)
