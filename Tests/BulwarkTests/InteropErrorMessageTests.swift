@@ -15,6 +15,8 @@ enum ErrorMessageRow: String, CaseIterable, Sendable, CustomTestStringConvertibl
     case tls10Only
     case tls11Only
     case tls12OnlyWithTLS13Minimum
+    /// TLS 1.0 only, and no cipher suite for the version probe either: the version cannot be learnt.
+    case tls10OnlyProbeRefused
     case rsa1024Leaf
     case sha1WithRSALeaf
     case ecdsaWithSHA1Leaf
@@ -138,6 +140,19 @@ struct InteropErrorMessageTests {
                 code: .tlsHandshakeFailed,
                 phrases: [
                     "the server at localhost:\(server.port) offered only \(name)",
+                    "Bulwark requires TLS 1.2 or later",
+                ],
+                debugPhrase: "TLSV1_ALERT_PROTOCOL_VERSION"
+            )
+        case .tls10OnlyProbeRefused:
+            let chain = try Self.chain()  // an ECDSA key: an RSA-only cipher list leaves nothing to agree on
+            let server = try await Self.start(chain, ["-tls1", "-cipher", "ECDHE-RSA-AES128-SHA@SECLEVEL=0"])
+            return ErrorMessageSetup(
+                server: server,
+                evaluator: .default(roots: .custom([chain.root.certificate])),
+                code: .tlsHandshakeFailed,
+                phrases: [
+                    "the server at localhost:\(server.port) supports no TLS version Bulwark accepts",
                     "Bulwark requires TLS 1.2 or later",
                 ],
                 debugPhrase: "TLSV1_ALERT_PROTOCOL_VERSION"

@@ -128,6 +128,7 @@ struct ChainVerifier: Sendable {
             if validity, covered.contains(where: { ["expired", "not_yet_valid"].contains($0.shortDescription) }) {
                 return nil
             }
+            if let named = Self.rfc5280Words(text, chain: failure.chain) { return named }
             let sentenceWords = ["Certificate ", "Self-signed ", "Unable ", "Error ", "Empty "]
             if sentenceWords.contains(where: { text.hasPrefix($0) }), let first = text.first {
                 text = first.lowercased() + text.dropFirst()
@@ -151,6 +152,26 @@ struct ChainVerifier: Sendable {
             }
         }
         return text
+    }
+
+    /// Words for the swift-certificates failures whose text carries a library value (a name-constraint subtree, a
+    /// decoding error) rather than a certificate: what failed, and in which certificate.
+    private static func rfc5280Words(_ text: String, chain: UnverifiedCertificateChain) -> String? {
+        let leaf = chain.first.map { "\($0.subject)" } ?? "the server's certificate"
+        if text.contains("subtree") || text.contains(" in name constraints") {
+            return "the names of \(leaf) are not permitted by the name constraints of a CA in the chain"
+        }
+        let undecodable = [
+            ("Unable to decode SAN field of ", "subject alternative name"),
+            ("Error processing basic constraints for ", "basic constraints"),
+            ("Unable to decode name constraints from ", "name constraints"),
+        ]
+        for (prefix, name) in undecodable where text.hasPrefix(prefix) {
+            let certificate = chain.first { text.dropFirst(prefix.count).hasPrefix(String(describing: $0)) }
+            let subject = certificate.map { "\($0.subject)" } ?? "a certificate of the chain"
+            return "certificate \(subject) has a \(name) extension that cannot be decoded"
+        }
+        return nil
     }
 
     /// Where a chain that reaches no trust anchor stops: the last certificate that can be linked from the leaf by
