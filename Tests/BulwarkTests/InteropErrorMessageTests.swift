@@ -62,14 +62,21 @@ struct InteropErrorMessageTests {
     ]
 
     /// Asserts that `text` contains none of ``internals``.
-    static func expectNoInternals(_ text: String, _ row: ErrorMessageRow, sourceLocation: SourceLocation = #_sourceLocation) {
+    static func expectNoInternals(
+        _ text: String,
+        _ row: ErrorMessageRow,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) {
         for (name, pattern) in Self.internals {
             let found = text.range(of: pattern, options: .regularExpression)
             #expect(found == nil, "\(row): \(name) in: \(text)", sourceLocation: sourceLocation)
         }
     }
 
-    @Test("each failure is told in words: what was wrong, and what Bulwark accepts", arguments: ErrorMessageRow.allCases)
+    @Test(
+        "each failure is told in words: what was wrong, and what Bulwark accepts",
+        arguments: ErrorMessageRow.allCases
+    )
     func sentence(_ row: ErrorMessageRow) async throws {
         let setup = try await Self.setUp(row)
         defer { setup.server.stop() }
@@ -126,7 +133,6 @@ struct InteropErrorMessageTests {
         try await OpenSSLServer.start(chain: chain, extraArguments: extraArguments)
     }
 
-    // swiftlint:disable:next function_body_length
     static func setUp(_ row: ErrorMessageRow) async throws -> ErrorMessageSetup {
         switch row {
         case .tls10Only, .tls11Only:

@@ -46,7 +46,8 @@ struct HandshakeFailure {
 
     /// `host:port`, with an IPv6 literal in brackets.
     var authority: String {
-        self.host.contains(":") && !self.host.hasPrefix("[") ? "[\(self.host)]:\(self.port)" : "\(self.host):\(self.port)"
+        let literalIPv6 = self.host.contains(":") && !self.host.hasPrefix("[")
+        return literalIPv6 ? "[\(self.host)]:\(self.port)" : "\(self.host):\(self.port)"
     }
 
     /// The error to throw. `offered` is the version the server answered a probe with (``TLSVersionProbe``), when a

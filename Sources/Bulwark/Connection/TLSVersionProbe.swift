@@ -122,7 +122,8 @@ enum TLSVersionProbe {
         }
 
         func channelActive(context: ChannelHandlerContext) {
-            context.writeAndFlush(self.wrapOutboundOut(context.channel.allocator.buffer(bytes: self.hello)), promise: nil)
+            let hello = context.channel.allocator.buffer(bytes: self.hello)
+            context.writeAndFlush(self.wrapOutboundOut(hello), promise: nil)
             context.fireChannelActive()
         }
 

@@ -20,7 +20,12 @@ public enum CertificateProblems {
         var reasons: [TrustFailureReason] = []
         if let rsa = _RSA.Signing.PublicKey(certificate.publicKey), rsa.keySizeInBits < Self.minimumRSABits {
             reasons.append(
-                .weakKey(certificate: subject, keyType: "RSA", bits: rsa.keySizeInBits, minimumBits: Self.minimumRSABits)
+                .weakKey(
+                    certificate: subject,
+                    keyType: "RSA",
+                    bits: rsa.keySizeInBits,
+                    minimumBits: Self.minimumRSABits
+                )
             )
         }
         if checkSignature, let name = Self.refusedSignatureAlgorithmName(certificate.signatureAlgorithm) {
@@ -81,9 +86,10 @@ public enum CertificateProblems {
     }
 
     /// What is wrong with a public key swift-certificates could not decode, or nil if nothing is found.
-    static func keyProblem(_ key: (algorithm: ASN1ObjectIdentifier, parameter: ASN1ObjectIdentifier?, bits: [UInt8]),
-                           subject: String) -> TrustFailureReason?
-    {
+    static func keyProblem(
+        _ key: (algorithm: ASN1ObjectIdentifier, parameter: ASN1ObjectIdentifier?, bits: [UInt8]),
+        subject: String
+    ) -> TrustFailureReason? {
         switch key.algorithm {
         case [1, 2, 840, 113549, 1, 1, 1]:  // rsaEncryption
             guard let bits = Self.rsaModulusBits(key.bits) else {
@@ -100,7 +106,9 @@ public enum CertificateProblems {
                 [1, 3, 132, 0, 10]: "secp256k1",
                 [1, 3, 36, 3, 3, 2, 8, 1, 1, 7]: "brainpoolP256r1",
             ]
-            let accepted: Set<ASN1ObjectIdentifier> = [[1, 2, 840, 10045, 3, 1, 7], [1, 3, 132, 0, 34], [1, 3, 132, 0, 35]]
+            let accepted: Set<ASN1ObjectIdentifier> = [
+                [1, 2, 840, 10045, 3, 1, 7], [1, 3, 132, 0, 34], [1, 3, 132, 0, 35],  // P-256, P-384, P-521
+            ]
             guard let curve = key.parameter, !accepted.contains(curve) else { return nil }
             let name = curves[curve] ?? "the curve \(curve)"
             return .untrustedChain(details: [
@@ -149,7 +157,9 @@ public enum CertificateProblems {
                 let algorithm = Self.firstObjectIdentifier(in: spkiParts[0]),
                 let bitString = try? ASN1BitString(derEncoded: spkiParts[1])
             {
-                let parameter = Array(algorithmParts).dropFirst().first.flatMap { try? ASN1ObjectIdentifier(derEncoded: $0) }
+                let parameter = Array(algorithmParts).dropFirst().first.flatMap {
+                    try? ASN1ObjectIdentifier(derEncoded: $0)
+                }
                 publicKey = (algorithm, parameter, Array(bitString.bytes))
             }
         }
