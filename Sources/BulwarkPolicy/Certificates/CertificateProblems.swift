@@ -43,7 +43,7 @@ public enum CertificateProblems {
     /// key, an unsupported signature algorithm, or bytes that are not a certificate. Never empty.
     public static func whyUnparsable(_ der: [UInt8]) -> [TrustFailureReason] {
         guard let fields = Self.fields(of: der) else {
-            return [.untrustedChain(details: ["the server's certificate is not a well-formed X.509 certificate"])]
+            return [.untrustedChain(details: ["the certificate is not a well-formed X.509 certificate"])]
         }
         let subject = fields.subject.map { String(describing: $0) } ?? "(unreadable subject)"
         var reasons: [TrustFailureReason] = []
@@ -54,11 +54,18 @@ public enum CertificateProblems {
             reasons.append(.weakSignature(certificate: subject, algorithm: Self.signatureAlgorithmName(algorithm)))
         }
         if reasons.isEmpty {
-            reasons.append(
-                .untrustedChain(details: ["certificate \(subject) cannot be read: one of its fields is malformed"])
-            )
+            let why = fields.structuralProblem ?? "one of its fields is malformed"
+            reasons.append(.untrustedChain(details: ["certificate \(subject) cannot be read: \(why)"]))
         }
         return reasons
+    }
+
+    /// ``whyUnparsable(_:)`` as sentences, for errors outside a handshake (a certificate file).
+    public static func sentencesWhyUnparsable(_ der: [UInt8]) -> [String] {
+        Self.whyUnparsable(der).map { reason in
+            if case .untrustedChain(let details) = reason { return details.joined(separator: "; ") }
+            return reason.description
+        }
     }
 
     /// The signature algorithms swift-certificates verifies and Bulwark accepts.
@@ -109,7 +116,13 @@ public enum CertificateProblems {
             let accepted: Set<ASN1ObjectIdentifier> = [
                 [1, 2, 840, 10045, 3, 1, 7], [1, 3, 132, 0, 34], [1, 3, 132, 0, 35],  // P-256, P-384, P-521
             ]
-            guard let curve = key.parameter, !accepted.contains(curve) else { return nil }
+            guard let curve = key.parameter else {
+                return .untrustedChain(details: [
+                    "certificate \(subject) has an elliptic-curve key with explicit curve parameters instead of a "
+                        + "named curve, which is not accepted"
+                ])
+            }
+            guard !accepted.contains(curve) else { return nil }
             let name = curves[curve] ?? "the curve \(curve)"
             return .untrustedChain(details: [
                 "certificate \(subject) has an elliptic-curve key on \(name), which is not accepted "
@@ -139,7 +152,8 @@ public enum CertificateProblems {
     static func fields(of der: [UInt8]) -> (
         subject: DistinguishedName?,
         publicKey: (algorithm: ASN1ObjectIdentifier, parameter: ASN1ObjectIdentifier?, bits: [UInt8])?,
-        signatureAlgorithm: ASN1ObjectIdentifier?
+        signatureAlgorithm: ASN1ObjectIdentifier?,
+        structuralProblem: String?
     )? {
         guard let root = try? DER.parse(der), case .constructed(let top) = root.content else { return nil }
         let parts = Array(top)
@@ -148,7 +162,9 @@ public enum CertificateProblems {
         var tbs = Array(tbsNodes)
         if tbs.first?.identifier == ASN1Identifier(tagWithNumber: 0, tagClass: .contextSpecific) { tbs.removeFirst() }
         // serialNumber, signature, issuer, validity, subject, subjectPublicKeyInfo, …
-        guard tbs.count >= 6 else { return (nil, nil, signatureAlgorithm) }
+        guard tbs.count >= 6 else {
+            return (nil, nil, signatureAlgorithm, "it lacks fields a certificate must have")
+        }
         let subject = try? DistinguishedName(derEncoded: tbs[4])
         var publicKey: (ASN1ObjectIdentifier, ASN1ObjectIdentifier?, [UInt8])?
         if case .constructed(let spki) = tbs[5].content {
@@ -163,7 +179,26 @@ public enum CertificateProblems {
                 publicKey = (algorithm, parameter, Array(bitString.bytes))
             }
         }
-        return (subject, publicKey, signatureAlgorithm)
+        return (subject, publicKey, signatureAlgorithm, Self.structuralProblem(tbs))
+    }
+
+    /// The malformations RFC 5280 names that swift-certificates refuses when parsing: a negative serial number
+    /// (4.1.2.2) and an extension present twice (4.2).
+    private static func structuralProblem(_ tbs: [ASN1Node]) -> String? {
+        if case .primitive(let serial) = tbs[0].content, let first = serial.first, first & 0x80 != 0 {
+            return "its serial number is negative"
+        }
+        let extensionsTag = ASN1Identifier(tagWithNumber: 3, tagClass: .contextSpecific)
+        guard let wrapper = tbs.dropFirst(6).first(where: { $0.identifier == extensionsTag }),
+            case .constructed(let wrapped) = wrapper.content, let list = wrapped.first(where: { _ in true }),
+            case .constructed(let extensions) = list.content
+        else { return nil }
+        var seen: Set<ASN1ObjectIdentifier> = []
+        for node in extensions {
+            guard let oid = Self.firstObjectIdentifier(in: node) else { continue }
+            if !seen.insert(oid).inserted { return "it holds the extension \(oid) twice" }
+        }
+        return nil
     }
 
     /// The OBJECT IDENTIFIER that opens an AlgorithmIdentifier SEQUENCE.

@@ -187,22 +187,22 @@ struct WebPKIPolicy: VerifierPolicy {
     }
 
     /// Extensions whose contents Bulwark reads must parse; an authority information access must not be empty.
+    /// The failure names the extension, not the decoder's error value.
     static func checkParsableExtensions(_ parsed: ParsedExtensions) -> String? {
-        do {
-            if let access = try parsed.authorityInformationAccess.get(), access.isEmpty {
-                return "authority information access holds no access description"
-            }
-            _ = try parsed.keyUsage.get()
-            _ = try parsed.basicConstraints.get()
-            _ = try parsed.extendedKeyUsage.get()
-            _ = try parsed.subjectKeyIdentifier.get()
-            _ = try parsed.authorityKeyIdentifier.get()
-            _ = try parsed.nameConstraints.get()
-            _ = try parsed.subjectAlternativeNames.get()
-        } catch {
-            return "malformed extension: \(error)"
+        func malformed(_ name: String, _ decode: () throws -> Void) -> String? {
+            (try? decode()) == nil ? "malformed \(name) extension" : nil
         }
-        return nil
+        if let access = try? parsed.authorityInformationAccess.get(), access.isEmpty {
+            return "authority information access holds no access description"
+        }
+        return malformed("authority information access") { _ = try parsed.authorityInformationAccess.get() }
+            ?? malformed("key usage") { _ = try parsed.keyUsage.get() }
+            ?? malformed("basic constraints") { _ = try parsed.basicConstraints.get() }
+            ?? malformed("extended key usage") { _ = try parsed.extendedKeyUsage.get() }
+            ?? malformed("subject key identifier") { _ = try parsed.subjectKeyIdentifier.get() }
+            ?? malformed("authority key identifier") { _ = try parsed.authorityKeyIdentifier.get() }
+            ?? malformed("name constraints") { _ = try parsed.nameConstraints.get() }
+            ?? malformed("subject alternative name") { _ = try parsed.subjectAlternativeNames.get() }
     }
 
     /// DNS names in the SAN must use the preferred name syntax (letters, digits, hyphens; a leading `*.`).
