@@ -2,9 +2,12 @@ import BulwarkPolicy
 
 /// Why a request failed.
 ///
-/// Compare ``code`` with the static members of ``Code``. The description names the host and what went wrong; it
-/// never contains a query string, userinfo or header value, so it is safe to log.
-public struct BulwarkError: Error, Sendable, CustomStringConvertible {
+/// Compare ``code`` with the static members of ``Code``. The description names the host and says what went wrong in
+/// words (the TLS version the server offered and the minimum, the key or signature algorithm that was refused);
+/// it never contains a query string, userinfo or header value, so it is safe to log, and never a Swift type name,
+/// a source path or a library's error number. Those, when a library reported the failure, are in
+/// ``debugDescription``, for bug reports.
+public struct BulwarkError: Error, Sendable, CustomStringConvertible, CustomDebugStringConvertible {
     /// The kind of failure. `description` is a bounded label fit for metrics.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private let name: String
@@ -66,11 +69,14 @@ public struct BulwarkError: Error, Sendable, CustomStringConvertible {
     /// The redirects of the request up to the refusal, for ``Code/redirectRefused`` (the refused hop is the last).
     public let redirects: [RedirectRecord]
     private let detail: String?
+    /// What the library underneath reported, verbatim: for ``debugDescription`` only.
+    private let underlying: String?
 
     init(
         _ code: Code,
         host: String?,
         detail: String? = nil,
+        underlying: String? = nil,
         trustRefusal: TrustRefusal? = nil,
         redirectRefusal: RedirectRefusal? = nil,
         redirects: [RedirectRecord] = []
@@ -78,13 +84,14 @@ public struct BulwarkError: Error, Sendable, CustomStringConvertible {
         self.code = code
         self.host = host
         self.detail = detail
+        self.underlying = underlying
         self.trustRefusal = trustRefusal
         self.redirectRefusal = redirectRefusal
         self.redirects = redirects
     }
 
-    static func trustRefused(_ refusal: TrustRefusal) -> BulwarkError {
-        BulwarkError(.trustRefused, host: refusal.host, trustRefusal: refusal)
+    static func trustRefused(_ refusal: TrustRefusal, underlying: String? = nil) -> BulwarkError {
+        BulwarkError(.trustRefused, host: refusal.host, underlying: underlying, trustRefusal: refusal)
     }
 
     static func redirectRefused(
@@ -105,5 +112,12 @@ public struct BulwarkError: Error, Sendable, CustomStringConvertible {
         if let redirectRefusal { return text + ": " + String(describing: redirectRefusal) }
         if let detail { text += ": \(detail)" }
         return text
+    }
+
+    /// The description, then what the library underneath reported (its error values, numbers and source
+    /// locations), for bug reports. Not for people: log ``description``.
+    public var debugDescription: String {
+        guard let underlying else { return self.description }
+        return self.description + "\n  underlying error: " + underlying
     }
 }

@@ -8,6 +8,14 @@ import NIOPosix
 import NIOSSL
 import NIOTLS
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// Opens connections: TCP, then TLS with Bulwark's trust callback, SNI and ALPN, then the HTTP/1.1 or HTTP/2
 /// pipeline the server chose.
 ///
@@ -122,11 +130,12 @@ struct Connector: Sendable {
         // every await of an event-loop future is a hop to the task's executor and back, a wake-up of another thread
         // each way, on every new connection.
         let handshakeTimeout = self.configuration.timeouts.tlsHandshake
+        let minimumVersion = self.configuration.tls.minimumVersion
         return Self.connect(bootstrap, host: connectHost, port: connectPort)
             .flatMapError { error -> EventLoopFuture<any Channel> in
                 handshakePromise.fail(error)
                 return eventLoop.makeFailedFuture(
-                    Self.mapConnectError(error, host: host, deadlineBound: connectLimit.deadlineBound)
+                    Self.mapConnectError(error, host: host, port: port, deadlineBound: connectLimit.deadlineBound)
                 )
             }
             .flatMap { channel -> EventLoopFuture<(any Channel, Configured, ServerTrustInfo)> in
@@ -147,13 +156,27 @@ struct Connector: Sendable {
                         )
                         return (channel, configured, info)
                     }
-                    .flatMapErrorThrowing { error in
+                    .flatMapError { error -> EventLoopFuture<(any Channel, Configured, ServerTrustInfo)> in
                         channel.close(promise: nil)
                         if let refusal = verification.decision?.refusal {
-                            throw BulwarkError.trustRefused(refusal)
+                            let refused = BulwarkError.trustRefused(refusal, underlying: verification.parseFailures)
+                            return eventLoop.makeFailedFuture(refused)
                         }
-                        if let error = error as? BulwarkError { throw error }
-                        throw BulwarkError(.tlsHandshakeFailed, host: host, detail: String(describing: error))
+                        if let error = error as? BulwarkError { return eventLoop.makeFailedFuture(error) }
+                        let failure = HandshakeFailure(error, host: host, port: port)
+                        guard failure.kind == .protocolVersion else {
+                            return eventLoop.makeFailedFuture(failure.error(minimum: minimumVersion))
+                        }
+                        // Which version the server does speak, to say so: one more hello, within the deadline.
+                        return TLSVersionProbe.offeredVersion(
+                            on: eventLoop,
+                            connectHost: connectHost,
+                            port: connectPort,
+                            serverName: serverName,
+                            timeout: Self.limit(.seconds(2), by: deadline).timeout
+                        ).flatMapThrowing { offered in
+                            throw failure.error(minimum: minimumVersion, offered: offered)
+                        }
                     }
             }
     }
@@ -229,7 +252,9 @@ struct Connector: Sendable {
         let idleRead = self.configuration.timeouts.idleRead
         let host = target.host
         return Self.connect(bootstrap, host: connectHost, port: connectPort)
-            .flatMapErrorThrowing { throw Self.mapConnectError($0, host: host, deadlineBound: connectLimit.deadlineBound) }
+            .flatMapErrorThrowing {
+                throw Self.mapConnectError($0, host: host, port: target.port, deadlineBound: connectLimit.deadlineBound)
+            }
             .flatMapThrowing { channel in
                 // On the channel's event loop: the bootstrap's group is that one loop.
                 let handler: HTTPExchangeHandler
@@ -242,7 +267,12 @@ struct Connector: Sendable {
                     )
                 } catch {
                     channel.close(promise: nil)
-                    throw BulwarkError(.connectFailed, host: host, detail: String(describing: error))
+                    throw BulwarkError(
+                        .connectFailed,
+                        host: host,
+                        detail: "the connection to \(host) could not be set up",
+                        underlying: String(reflecting: error)
+                    )
                 }
                 let trust = ServerTrustInfo(presentedChain: [], trustedChain: nil, applicationProtocol: "http/1.1")
                 return .http1(
@@ -327,12 +357,44 @@ struct Connector: Sendable {
         return left < timeout ? (max(left, .zero), true) : (timeout, false)
     }
 
-    static func mapConnectError(_ error: any Error, host: String, deadlineBound: Bool = false) -> BulwarkError {
+    /// A failed TCP connect in words ("could not connect to localhost:8443: connection refused"); NIO's error value,
+    /// which names its types, goes to the error's `debugDescription`.
+    static func mapConnectError(
+        _ error: any Error,
+        host: String,
+        port: Int? = nil,
+        deadlineBound: Bool = false
+    ) -> BulwarkError {
         if let error = error as? BulwarkError { return error }
         if let error = error as? ChannelError, case .connectTimeout = error {
             return BulwarkError(deadlineBound ? .deadlineExceeded : .connectTimeout, host: host)
         }
-        return BulwarkError(.connectFailed, host: host, detail: String(describing: error))
+        let authority = port.map { host.contains(":") ? "[\(host)]:\($0)" : "\(host):\($0)" } ?? host
+        var why: String?
+        if let error = error as? NIOConnectionError {
+            if let first = error.connectionErrors.first {
+                why = (first.error as? IOError).map { Self.words(errno: $0.errnoCode) }
+            } else if error.dnsAError != nil || error.dnsAAAAError != nil {
+                why = "the name could not be resolved"
+            } else {
+                why = "the name resolved to no address"
+            }
+        } else if let error = error as? IOError {
+            why = Self.words(errno: error.errnoCode)
+        }
+        return BulwarkError(
+            .connectFailed,
+            host: host,
+            detail: "could not connect to \(authority)" + (why.map { ": \($0)" } ?? ""),
+            underlying: String(reflecting: error)
+        )
+    }
+
+    /// The C library's text for `errno`, lower-cased ("connection refused").
+    static func words(errno code: CInt) -> String {
+        let text = String(cString: strerror(code))
+        guard let first = text.first else { return "error \(code)" }
+        return first.lowercased() + text.dropFirst()
     }
 }
 

@@ -314,8 +314,13 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 detail: "the server closed the connection before the end of the response"
             )
         }
-        if error is HTTPParserError {
-            return BulwarkError(.invalidResponse, host: host, detail: String(describing: error))
+        if let error = error as? HTTPParserError {
+            return BulwarkError(
+                .invalidResponse,
+                host: host,
+                detail: "the response is not valid HTTP/1.1: \(error.debugDescription)",
+                underlying: String(reflecting: error)
+            )
         }
         if let error = error as? NIOHTTP2Errors.StreamClosed {
             // RST_STREAM, or the connection's GOAWAY or close ending the stream: the server went away, the response
@@ -330,11 +335,26 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
             return BulwarkError(.remoteConnectionClosed, host: host, detail: "the HTTP/2 connection was closed")
         }
         if let error = error as? ChannelError {
-            return BulwarkError(.remoteConnectionClosed, host: host, detail: String(describing: error))
+            return BulwarkError(
+                .remoteConnectionClosed,
+                host: host,
+                detail: "the connection was closed before the response was complete",
+                underlying: String(reflecting: error)
+            )
         }
         if let error = error as? IOError {
-            return BulwarkError(.remoteConnectionClosed, host: host, detail: error.description)
+            return BulwarkError(
+                .remoteConnectionClosed,
+                host: host,
+                detail: "the connection broke: \(Connector.words(errno: error.errnoCode))",
+                underlying: String(reflecting: error)
+            )
         }
-        return BulwarkError(.invalidResponse, host: host, detail: String(describing: error))
+        return BulwarkError(
+            .invalidResponse,
+            host: host,
+            detail: "the response could not be read",
+            underlying: String(reflecting: error)
+        )
     }
 }

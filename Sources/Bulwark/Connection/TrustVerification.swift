@@ -19,6 +19,8 @@ final class TrustVerification: Sendable {
     let cache: TrustDecisionCache?
     let parsedCertificates: CertificateParseCache
     private let state = NIOLockedValueBox<(decision: TrustDecision?, presented: [Certificate])>((nil, []))
+    /// What the certificate parser said about certificates it could not parse, verbatim (for `debugDescription`).
+    private let parseFailureTexts = NIOLockedValueBox<[String]>([])
 
     init(
         manager: ServerTrustManager,
@@ -58,6 +60,11 @@ final class TrustVerification: Sendable {
     var decision: TrustDecision? { self.state.withLockedValue { $0.decision } }
     /// The chain the server presented, leaf first.
     var presentedChain: [Certificate] { self.state.withLockedValue { $0.presented } }
+    /// The parser's own errors for the presented certificates it could not parse, or nil.
+    var parseFailures: String? {
+        let texts = self.parseFailureTexts.withLockedValue { $0 }
+        return texts.isEmpty ? nil : texts.joined(separator: "; ")
+    }
 
     func verify(_ certificates: [NIOSSLCertificate], promise: EventLoopPromise<NIOSSLVerificationResultWithMetadata>) {
         var der: [[UInt8]] = []
@@ -73,17 +80,19 @@ final class TrustVerification: Sendable {
         }
         var chain: [Certificate] = []
         chain.reserveCapacity(der.count)
+        // Why presented certificates could not be parsed, in words (a weak key, a SHA-1 signature).
+        var unparsable: [TrustFailureReason] = []
         for (index, bytes) in der.enumerated() {
             do {
                 chain.append(try self.parsedCertificates.certificate(derEncoded: bytes))
             } catch {
+                self.parseFailureTexts.withLockedValue { $0.append(String(reflecting: error)) }
+                for reason in CertificateProblems.whyUnparsable(bytes) where !unparsable.contains(reason) {
+                    unparsable.append(reason)
+                }
                 // An intermediate that cannot be parsed cannot be on a path; an unparsable leaf is fatal.
                 guard index == 0 else { continue }
-                let refusal = TrustRefusal(
-                    host: self.host,
-                    reasons: [.untrustedChain(details: ["the server's certificate cannot be parsed: \(error)"])],
-                    presentedChain: []
-                )
+                let refusal = TrustRefusal(host: self.host, reasons: unparsable, presentedChain: [])
                 self.finish(.refused(refusal), presented: [], cached: false, promise: promise)
                 return
             }
@@ -92,8 +101,15 @@ final class TrustVerification: Sendable {
         let host = self.host
         let cache = self.cache
         let presented = chain
+        let skipped = unparsable
         let evaluation: @Sendable () async -> Void = {
-            let decision = await manager.evaluate(presented, forHost: host)
+            var decision = await manager.evaluate(presented, forHost: host)
+            // A refused chain whose intermediate could not be parsed: say why, or the refusal only says that no
+            // path was found.
+            if case .refused(var refusal) = decision, !skipped.isEmpty {
+                refusal.reasons = skipped + refusal.reasons.filter { !skipped.contains($0) }
+                decision = .refused(refusal)
+            }
             if let cache, let key { cache.store(decision, presented: presented, for: key) }
             self.finish(decision, presented: presented, cached: false, promise: promise)
         }

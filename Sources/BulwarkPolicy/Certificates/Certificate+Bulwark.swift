@@ -74,7 +74,8 @@ extension Certificate {
         return (tag, contentStart, contentStart + length)
     }
 
-    /// The subject alternative names as text (`DNS:…`, `IP:…`, `URI:…`, `email:…`), or an empty list.
+    /// The subject alternative names as text (`DNS:…`, `IP:…`, `URI:…`, `email:…`, `DirName:…`, `RID:…`, and
+    /// `othername:OID`, `X400Name`, `EdiPartyName` for the forms whose value is not text), or an empty list.
     public var subjectAlternativeNameStrings: [String] {
         guard let names = try? self.extensions.subjectAlternativeNames else { return [] }
         return names.map { name in
@@ -83,7 +84,11 @@ extension Certificate {
             case .ipAddress(let bytes): return "IP:\(Self.formatIP(Array(bytes.bytes)))"
             case .uniformResourceIdentifier(let uri): return "URI:\(uri)"
             case .rfc822Name(let mail): return "email:\(mail)"
-            default: return String(describing: name)
+            case .directoryName(let name): return "DirName:\(name)"
+            case .registeredID(let oid): return "RID:\(oid)"
+            case .otherName(let other): return "othername:\(other.typeID)"
+            case .x400Address: return "X400Name"
+            case .ediPartyName: return "EdiPartyName"
             }
         }
     }

@@ -19,7 +19,7 @@ public enum CertificateLoader {
         do {
             return [try Certificate(derEncoded: bytes)]
         } catch {
-            throw .malformedDER(in: source, detail: String(describing: error))
+            throw .malformedDER(in: source, detail: Self.words(bytes), underlying: String(reflecting: error))
         }
     }
 
@@ -29,18 +29,31 @@ public enum CertificateLoader {
         do {
             documents = try PEMDocument.parseMultiple(pemString: text)
         } catch {
-            throw .malformedPEM(in: source, detail: String(describing: error))
+            throw .malformedPEM(
+                in: source,
+                detail: "the PEM framing is broken (a BEGIN without its END, or bad base64)",
+                underlying: String(reflecting: error)
+            )
         }
         var result: [Certificate] = []
         for (index, document) in documents.enumerated() where document.discriminator == "CERTIFICATE" {
             do {
                 result.append(try Certificate(derEncoded: document.derBytes))
             } catch {
-                throw .malformedPEM(in: source, detail: "block \(index + 1): \(error)")
+                throw .malformedPEM(
+                    in: source,
+                    detail: "block \(index + 1): \(Self.words(document.derBytes))",
+                    underlying: String(reflecting: error)
+                )
             }
         }
         guard !result.isEmpty else { throw .noCertificates(in: source) }
         return result
+    }
+
+    /// Why `der` is not a certificate Bulwark can use, in words (see ``CertificateProblems``).
+    private static func words(_ der: [UInt8]) -> String {
+        CertificateProblems.sentencesWhyUnparsable(der).joined(separator: "; ")
     }
 
     /// Reads and parses a PEM or DER file.

@@ -60,6 +60,10 @@ struct ChainVerifier: Sendable {
         return .verified([leaf])
     }
 
+    /// The reasons a chain was refused, in words: expiry and weak keys or signatures as their own reasons (read from
+    /// the certificates), then what else each candidate path failed on, and, when no path reached a trust anchor,
+    /// where the chain stops. swift-certificates' own failure texts embed whole certificate dumps; those are
+    /// replaced by subject names.
     private static func explain(
         _ failures: [CertificateValidationResult.PolicyFailure],
         presented: [Certificate],
@@ -89,16 +93,111 @@ struct ChainVerifier: Sendable {
                 )
             )
         }
+        for certificate in candidates {
+            for problem in CertificateProblems.problems(
+                of: certificate,
+                checkSignature: certificate.issuer != certificate.subject
+            ) where !reasons.contains(problem) {
+                reasons.append(problem)
+            }
+        }
         var details: [String] = []
         for failure in failures {
-            let text = String(describing: failure.policyFailureReason)
+            guard let text = Self.words(for: failure, covered: reasons) else { continue }
             if !details.contains(text) { details.append(text) }
         }
-        if details.isEmpty, let leaf = presented.first {
-            let tip = presented.last ?? leaf
-            details.append("no trust anchor or presented certificate issued \(tip.issuer) with a valid signature")
+        if failures.isEmpty {
+            details.append(Self.whereChainStops(presented))
         }
-        reasons.append(.untrustedChain(details: details))
+        if !details.isEmpty || reasons.isEmpty {
+            reasons.append(.untrustedChain(details: details))
+        }
         return reasons
+    }
+
+    /// One policy failure in words, or nil when a reason already in `covered` says it (expiry, weak key or signature).
+    private static func words(
+        for failure: CertificateValidationResult.PolicyFailure,
+        covered: [TrustFailureReason]
+    ) -> String? {
+        var text = String(describing: failure.policyFailureReason)
+        let rfc5280 = "RFC5280Policy: "
+        if text.hasPrefix(rfc5280) {
+            text.removeFirst(rfc5280.count)
+            let validity = text.hasSuffix(" has expired") || text.hasSuffix(" is not yet valid")
+            if validity, covered.contains(where: { ["expired", "not_yet_valid"].contains($0.shortDescription) }) {
+                return nil
+            }
+            if let named = Self.rfc5280Words(text, chain: failure.chain) { return named }
+            let sentenceWords = ["Certificate ", "Self-signed ", "Unable ", "Error ", "Empty "]
+            if sentenceWords.contains(where: { text.hasPrefix($0) }), let first = text.first {
+                text = first.lowercased() + text.dropFirst()
+            }
+        }
+        for certificate in failure.chain {
+            // `\(certificate)` in swift-certificates' texts is the whole certificate, field by field.
+            text = text.replacingOccurrences(of: String(describing: certificate), with: "\(certificate.subject)")
+        }
+        for certificate in failure.chain {
+            let subject = String(describing: certificate.subject)
+            let saidAlready = covered.contains { reason in
+                switch reason {
+                case .weakKey(let named, _, _, _), .weakSignature(let named, _): return named == subject
+                default: return false
+                }
+            }
+            let own = [WebPKIPolicy.checkKey(certificate), WebPKIPolicy.checkSignatureAlgorithm(certificate)]
+            if saidAlready, own.contains(where: { $0.map { text == "\(subject): \($0)" } ?? false }) {
+                return nil
+            }
+        }
+        return text
+    }
+
+    /// Words for the swift-certificates failures whose text carries a library value (a name-constraint subtree, a
+    /// decoding error) rather than a certificate: what failed, and in which certificate.
+    private static func rfc5280Words(_ text: String, chain: UnverifiedCertificateChain) -> String? {
+        let leaf = chain.first.map { "\($0.subject)" } ?? "the server's certificate"
+        if text.contains("subtree") || text.contains(" in name constraints") {
+            return "the names of \(leaf) are not permitted by the name constraints of a CA in the chain"
+        }
+        let undecodable = [
+            ("Unable to decode SAN field of ", "subject alternative name"),
+            ("Error processing basic constraints for ", "basic constraints"),
+            ("Unable to decode name constraints from ", "name constraints"),
+        ]
+        for (prefix, name) in undecodable where text.hasPrefix(prefix) {
+            let certificate = chain.first { text.dropFirst(prefix.count).hasPrefix(String(describing: $0)) }
+            let subject = certificate.map { "\($0.subject)" } ?? "a certificate of the chain"
+            return "certificate \(subject) has a \(name) extension that cannot be decoded"
+        }
+        return nil
+    }
+
+    /// Where a chain that reaches no trust anchor stops: the last certificate that can be linked from the leaf by
+    /// the presented certificates, and the issuer nobody presented or trusts.
+    static func whereChainStops(_ presented: [Certificate]) -> String {
+        guard var tip = presented.first else { return "the server presented no certificate" }
+        var used: Set<Int> = [0]
+        while tip.issuer != tip.subject,
+            let next = presented.indices.first(where: { !used.contains($0) && presented[$0].subject == tip.issuer })
+        {
+            used.insert(next)
+            tip = presented[next]
+        }
+        if tip.issuer == tip.subject {
+            return "the chain ends at the self-signed certificate \(tip.subject), which is not a trusted root"
+        }
+        let isCA: Bool
+        if case .isCertificateAuthority = (try? tip.extensions.basicConstraints) ?? .notCertificateAuthority {
+            isCA = true
+        } else {
+            isCA = false
+        }
+        if isCA {
+            return "the chain stops at \(tip.subject), issued by \(tip.issuer), which is not a trusted root"
+        }
+        return "the chain stops at \(tip.subject), issued by \(tip.issuer), which the server did not send "
+            + "and is not a trusted root"
     }
 }

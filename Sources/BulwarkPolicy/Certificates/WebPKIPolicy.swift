@@ -11,7 +11,7 @@ import _CryptoExtras
 /// - Intermediates must carry key identifiers, a non-empty subject, and, when they restrict extended key usage,
 ///   allow `serverAuth`. Name and policy constraints must be critical.
 /// - Every certificate must have a positive serial number of at most 20 bytes, and RSA keys must be at least
-///   2048 bits and a whole number of bytes.
+///   2048 bits and a whole number of bytes; no certificate but the anchor may be signed with SHA-1.
 /// - The subject alternative name must be critical exactly when the subject is empty.
 ///
 /// A chain of one certificate (a pinned or explicitly trusted leaf that is its own anchor) is only checked for
@@ -41,7 +41,9 @@ struct WebPKIPolicy: VerifierPolicy {
         }
         for (index, certificate) in certificates.enumerated() {
             let isAnchor = index == certificates.count - 1
-            if let failure = Self.checkKey(certificate) ?? (isAnchor ? nil : Self.checkSerial(certificate)) {
+            if let failure = Self.checkKey(certificate)
+                ?? (isAnchor ? nil : Self.checkSerial(certificate) ?? Self.checkSignatureAlgorithm(certificate))
+            {
                 return .failsToMeetPolicy(reason: "\(certificate.subject): \(failure)")
             }
             guard certificates.count > 1 else { break }
@@ -73,10 +75,19 @@ struct WebPKIPolicy: VerifierPolicy {
         return nil
     }
 
+    /// SHA-1 signatures are refused on every certificate whose signature is verified (all but the anchor): SHA-1
+    /// collisions are practical, and the CA/Browser Forum has forbidden it since 2016. swift-certificates still
+    /// verifies SHA-1 with RSA (it refuses SHA-1 with ECDSA when parsing).
+    static func checkSignatureAlgorithm(_ certificate: Certificate) -> String? {
+        CertificateProblems.refusedSignatureAlgorithmName(certificate.signatureAlgorithm)
+            .map { "signed with \($0), which is not accepted" }
+    }
+
     static func checkKey(_ certificate: Certificate) -> String? {
         if let rsa = _RSA.Signing.PublicKey(certificate.publicKey) {
             let bits = rsa.keySizeInBits
-            if bits < 2048 { return "RSA key of \(bits) bits is too weak (minimum 2048)" }
+            let minimum = CertificateProblems.minimumRSABits
+            if bits < minimum { return "RSA \(bits)-bit key; the minimum is \(minimum) bits" }
             if bits % 8 != 0 { return "RSA modulus of \(bits) bits is not a whole number of bytes" }
         }
         return nil
@@ -176,22 +187,22 @@ struct WebPKIPolicy: VerifierPolicy {
     }
 
     /// Extensions whose contents Bulwark reads must parse; an authority information access must not be empty.
+    /// The failure names the extension, not the decoder's error value.
     static func checkParsableExtensions(_ parsed: ParsedExtensions) -> String? {
-        do {
-            if let access = try parsed.authorityInformationAccess.get(), access.isEmpty {
-                return "authority information access holds no access description"
-            }
-            _ = try parsed.keyUsage.get()
-            _ = try parsed.basicConstraints.get()
-            _ = try parsed.extendedKeyUsage.get()
-            _ = try parsed.subjectKeyIdentifier.get()
-            _ = try parsed.authorityKeyIdentifier.get()
-            _ = try parsed.nameConstraints.get()
-            _ = try parsed.subjectAlternativeNames.get()
-        } catch {
-            return "malformed extension: \(error)"
+        func malformed(_ name: String, _ decode: () throws -> Void) -> String? {
+            (try? decode()) == nil ? "malformed \(name) extension" : nil
         }
-        return nil
+        if let access = try? parsed.authorityInformationAccess.get(), access.isEmpty {
+            return "authority information access holds no access description"
+        }
+        return malformed("authority information access") { _ = try parsed.authorityInformationAccess.get() }
+            ?? malformed("key usage") { _ = try parsed.keyUsage.get() }
+            ?? malformed("basic constraints") { _ = try parsed.basicConstraints.get() }
+            ?? malformed("extended key usage") { _ = try parsed.extendedKeyUsage.get() }
+            ?? malformed("subject key identifier") { _ = try parsed.subjectKeyIdentifier.get() }
+            ?? malformed("authority key identifier") { _ = try parsed.authorityKeyIdentifier.get() }
+            ?? malformed("name constraints") { _ = try parsed.nameConstraints.get() }
+            ?? malformed("subject alternative name") { _ = try parsed.subjectAlternativeNames.get() }
     }
 
     /// DNS names in the SAN must use the preferred name syntax (letters, digits, hyphens; a leading `*.`).

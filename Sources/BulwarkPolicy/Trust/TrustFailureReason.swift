@@ -14,6 +14,12 @@ public enum TrustFailureReason: Hashable, Sendable, CustomStringConvertible {
     case expired(certificate: String, notValidAfter: Date, evaluatedAt: Date)
     /// A certificate of the chain was not yet valid at the time of evaluation.
     case notYetValid(certificate: String, notValidBefore: Date, evaluatedAt: Date)
+    /// A certificate of the chain holds a key too weak to trust, such as an RSA key of fewer than 2048 bits.
+    /// `keyType` names the algorithm ("RSA"), `bits` its size and `minimumBits` the least that is accepted.
+    case weakKey(certificate: String, keyType: String, bits: Int, minimumBits: Int)
+    /// A certificate of the chain is signed with an algorithm that is broken or not accepted (SHA-1, MD5);
+    /// `algorithm` names it in words ("SHA-1 with RSA").
+    case weakSignature(certificate: String, algorithm: String)
     /// The leaf certificate is not valid for the host: `names` are the names it is valid for.
     case hostnameMismatch(host: String, names: [String])
     /// The host name itself could not be used for validation.
@@ -35,6 +41,8 @@ public enum TrustFailureReason: Hashable, Sendable, CustomStringConvertible {
         case .untrustedChain: return "untrusted_chain"
         case .expired: return "expired"
         case .notYetValid: return "not_yet_valid"
+        case .weakKey: return "weak_key"
+        case .weakSignature: return "weak_signature"
         case .hostnameMismatch: return "hostname_mismatch"
         case .invalidHost: return "invalid_host"
         case .pinMismatch: return "pin_mismatch"
@@ -52,13 +60,18 @@ public enum TrustFailureReason: Hashable, Sendable, CustomStringConvertible {
             return "the server presented \(presented) certificates; at most \(limit) are accepted"
         case .untrustedChain(let details):
             let why = details.isEmpty ? "" : ": " + details.joined(separator: "; ")
-            return "no trusted path from the server's certificate to a trust anchor\(why)"
+            return "no valid path from the server's certificate to a trusted root was found\(why)"
         case .expired(let certificate, let notValidAfter, let evaluatedAt):
             return "certificate \(certificate) expired at \(Self.format(notValidAfter)) "
                 + "(evaluated at \(Self.format(evaluatedAt)))"
         case .notYetValid(let certificate, let notValidBefore, let evaluatedAt):
             return "certificate \(certificate) is not valid before \(Self.format(notValidBefore)) "
                 + "(evaluated at \(Self.format(evaluatedAt)))"
+        case .weakKey(let certificate, let keyType, let bits, let minimumBits):
+            return "certificate \(certificate) has a key too weak to trust: \(keyType) \(bits)-bit key; "
+                + "the minimum is \(minimumBits) bits"
+        case .weakSignature(let certificate, let algorithm):
+            return "certificate \(certificate) is signed with \(algorithm), which is not accepted"
         case .hostnameMismatch(let host, let names):
             let list = names.isEmpty ? "no subject alternative names" : names.joined(separator: ", ")
             return "certificate is not valid for host \(host); it is valid for: \(list)"

@@ -477,6 +477,36 @@ final class OpenSSLServer: Sendable {
         }
     }
 
+    /// Starts `openssl s_server` with files already written into `directory` (which it then owns): `leaf.pem`,
+    /// `key.pem`, and `chain.pem` when `chainFile` is true. For certificates the factory cannot make (weak keys,
+    /// SHA-1 signatures), which the tests issue with the `openssl` command.
+    static func start(directory: URL, chainFile: Bool, extraArguments: [String] = []) async throws -> OpenSSLServer {
+        let openssl = try ExternalPeers.findTool("openssl")
+        do {
+            let port = try ExternalPeers.freePort()
+            var arguments = [
+                "s_server", "-accept", "127.0.0.1:\(port)",
+                "-cert", directory.appending(path: "leaf.pem").path,
+                "-key", directory.appending(path: "key.pem").path,
+                "-www",
+            ]
+            if chainFile {
+                arguments += ["-cert_chain", directory.appending(path: "chain.pem").path]
+            }
+            let peer = try PeerProcess(
+                name: "openssl s_server",
+                executable: openssl,
+                arguments: arguments + extraArguments,
+                logURL: directory.appending(path: "s_server.out")
+            )
+            try await peer.waitUntilAccepting(port: port)
+            return OpenSSLServer(port: port, directory: directory, peer: peer)
+        } catch {
+            try? FileManager.default.removeItem(at: directory)
+            throw error
+        }
+    }
+
     func stop() {
         self.peer.stop()
         try? FileManager.default.removeItem(at: self.directory)
