@@ -11,8 +11,9 @@ import X509
 /// the reason from ``stricter``. The table is printed on lines starting with `differential:`.
 ///
 /// `BULWARK_DIFF_CHAINS` (default 400) and `BULWARK_DIFF_SEED` (default 23) set the length and the sequence; the
-/// first ``ChainMutationEngine/variantCount`` chains apply every single mutation once. `scripts/differential` runs
-/// a long version. Runs in the external-programs process of `scripts/test`, since it spawns openssl.
+/// first ``ChainMutationEngine/variantCount`` chains apply every single mutation once. `BULWARK_DIFF_VERBOSE`
+/// also lists the mutations on which both agree. `scripts/differential` runs a long version. Runs in the
+/// external-programs process of `scripts/test`, since it spawns openssl.
 @Suite("Differential trust testing: Bulwark trusts no mutated chain that OpenSSL refuses, unless allowlisted")
 struct DifferentialTrustTests {
     static let environment = ProcessInfo.processInfo.environment
@@ -30,10 +31,77 @@ struct DifferentialTrustTests {
     /// Chains Bulwark may trust although OpenSSL refuses them, each with the reason Bulwark is right (or the
     /// difference does not matter). Every entry must still occur: an entry that no longer produces a disagreement
     /// fails the test, so the list cannot go stale.
-    static let allowlist: [Allowance] = []
+    static let allowlist: [Allowance] = [
+        Allowance(variant: "leaf: notAfter is the evaluation second", reason: Self.inclusiveNotAfter),
+        Allowance(variant: "intermediate: notAfter is the evaluation second", reason: Self.inclusiveNotAfter),
+        Allowance(variant: "root: notAfter is the evaluation second", reason: Self.inclusiveNotAfter),
+        Allowance(
+            variant: "intermediate: no key usage",
+            reason: "RFC 5280 4.2.1.3 obliges the CA that issues the certificate, not the relying party: web PKI "
+                + "verifiers (Chromium, Go, rustls-webpki) check keyCertSign only when key usage is present, and so "
+                + "does Bulwark; OpenSSL demands the extension only under -x509_strict"
+        ),
+        Allowance(
+            variant: "root: no key usage",
+            reason: "a trust anchor is trusted by its name and key (RFC 5280 6.1.1 d), and older roots lack key "
+                + "usage; OpenSSL's -x509_strict checks the anchor like any CA"
+        ),
+        Allowance(
+            variant: "root: anyExtendedKeyUsage only",
+            reason: "RFC 5280 4.2.1.12: anyExtendedKeyUsage restricts nothing, so an anchor carrying it allows "
+                + "serverAuth (with enforcesRootProfile any EKU on a root is refused); OpenSSL's purpose check "
+                + "does not count anyExtendedKeyUsage as serverAuth"
+        ),
+    ]
+
+    static let inclusiveNotAfter = "RFC 5280 4.1.2.5: the validity period includes notAfter; OpenSSL treats the "
+        + "notAfter second itself as expired (one second, on the side the standard gives)"
+
+    /// Mutations Bulwark must refuse whatever OpenSSL says: web PKI rules OpenSSL's verify does not apply at its
+    /// default security level (SHA-1 was trusted by both until the differential run showed it).
+    static let bulwarkMustRefuse: Set<String> = [
+        "leaf: signed sha1WithRSAEncryption", "intermediate: signed sha1WithRSAEncryption",
+        "leaf: RSA-1024 key", "intermediate: RSA-1024 key", "root: RSA-1024 key",
+    ]
 
     /// Why Bulwark refuses chains that OpenSSL trusts (reported, not failures), by mutation label.
-    static let stricter: [String: String] = [:]
+    static let stricter: [String: String] = {
+        var reasons: [String: String] = [
+            "leaf: serverAuth and anyExtendedKeyUsage":
+                "CA/Browser Forum 7.1.2.7.10 forbids anyExtendedKeyUsage in a server certificate",
+            "leaf: no extended key usage":
+                "Bulwark requires serverAuth in the leaf, as browsers do; OpenSSL reads no EKU as no restriction",
+            "leaf: critical serverAuth": "the CA/Browser Forum profile: a server certificate's EKU is not critical",
+            "leaf: CA:TRUE": "a CA certificate cannot be a server certificate (CA/Browser Forum, rustls-webpki)",
+            "leaf: carries name constraints": "name constraints belong in CA certificates only (RFC 5280 4.2.1.10)",
+            "leaf: partial-label wildcard w*":
+                "a wildcard counts only as the whole leftmost label (RFC 6125 6.4.3 as browsers apply it)",
+            "leaf: underscore label": "a SAN dNSName must use the preferred name syntax (letters, digits, hyphens)",
+            "leaf: no SAN, host in the CN":
+                "Bulwark never reads the common name (CA/Browser Forum, Chrome 58); OpenSSL falls back to it",
+            "leaf: IP SAN only, DNS host":
+                "the host is only in the common name, which Bulwark never reads; OpenSSL falls back to it",
+            "leaf: critical SAN with a subject":
+                "RFC 5280 4.2.1.6: the SAN is critical exactly when the subject is empty",
+        ]
+        for target in ["intermediate", "root"] {
+            reasons["\(target): permits .example.test"] = "a leading period is not RFC 5280 dNSName constraint "
+                + "syntax; Bulwark refuses it rather than guess (OpenSSL reads it as subdomains only)"
+            reasons["\(target): permits example.test, not critical"] =
+                "RFC 5280 4.2.1.10: name constraints must be critical"
+        }
+        for target in ["leaf", "intermediate", "root"] {
+            reasons["\(target): RSA-1024 key"] = "RSA keys under 2048 bits are refused anywhere in the chain "
+                + "(CA/Browser Forum 6.1.5); openssl verify checks key strength only with -auth_level"
+            reasons["\(target): critical certificate policies (anyPolicy)"] = "swift-certificates processes no "
+                + "certificate policies, so a critical policies extension is an unhandled critical extension "
+                + "(RFC 5280 4.2); OpenSSL implements policy processing"
+            reasons["\(target): signed sha1WithRSAEncryption"] = "SHA-1 signatures are refused below the anchor "
+                + "(CA/Browser Forum 7.1.3.2, browsers since 2017); OpenSSL 3.0 accepts them unless -auth_level "
+                + "is 1 or more. Both trusted them before this test"
+        }
+        return reasons
+    }()
 
     /// One chain's two verdicts.
     struct Outcome: Sendable {
@@ -107,6 +175,10 @@ struct DifferentialTrustTests {
             for entry in Self.allowlist where !disagreeing.contains(entry.variant) {
                 Issue.record("differential: allowlist entry no longer disagrees with OpenSSL: \(entry.variant)")
             }
+        }
+        for outcome in outcomes where outcome.chain.variants.contains(where: Self.bulwarkMustRefuse.contains) {
+            let chain = "#\(outcome.chain.index) (\(outcome.chain.label))"
+            #expect(!outcome.bulwarkTrusts, "differential: Bulwark trusts \(chain), which the web PKI refuses")
         }
         // The harness itself: valid chains must be trusted by both, and the mutations must be refused by both
         // often enough that a broken comparison (one side always refusing) cannot pass.
@@ -190,7 +262,18 @@ struct DifferentialTrustTests {
             Self.emit("differential: " + kind.rawValue.padding(toLength: 23, withPad: " ", startingAt: 0) + "| "
                 + counts(subset))
         }
-        Self.emit("differential: " + "total".padding(toLength: 23, withPad: " ", startingAt: 0) + "| " + counts(outcomes))
+        Self.emit(
+            "differential: " + "total".padding(toLength: 23, withPad: " ", startingAt: 0) + "| " + counts(outcomes)
+        )
+        if Self.environment["BULWARK_DIFF_VERBOSE"] != nil {
+            for cell in [Cell.bothTrust, .bothRefuse] {
+                var labels: [String] = []
+                for outcome in outcomes where outcome.cell == cell && outcome.chain.variants.count == 1 {
+                    if !labels.contains(outcome.chain.label) { labels.append(outcome.chain.label) }
+                }
+                for label in labels { Self.emit("differential:   \(cell): \(label)") }
+            }
+        }
         let allowed = Dictionary(
             Self.allowlist.map { ($0.variant, $0.reason) },
             uniquingKeysWith: { first, _ in first }
@@ -216,8 +299,8 @@ struct DifferentialTrustTests {
                 }
                 let detail = cell == .bulwarkOnly ? "openssl: \(outcome.opensslReason)"
                     : "bulwark: \(outcome.bulwarkReason.prefix(140))"
-                let count = seen[label] ?? 0
-                Self.emit("differential:   [\(outcome.chain.kind.rawValue)] \(label) ×\(count) — \(detail) — \(why)")
+                let kind = outcome.chain.kind.rawValue
+                Self.emit("differential:   [\(kind)] \(label) ×\(seen[label] ?? 0) — \(detail) — \(why)")
             }
         }
     }

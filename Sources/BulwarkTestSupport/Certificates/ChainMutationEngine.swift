@@ -345,7 +345,7 @@ public struct ChainMutationEngine: Sendable {
         for (label, usage) in caUsages {
             all += Mutation.each(.keyUsage, caTargets, label) { cert, _ in cert.keyUsage = usage }
         }
-        all += Mutation.each(.keyUsage, everyTarget, "not critical") { cert, _ in cert.keyUsageCritical = false }
+        all += Mutation.each(.keyUsage, everyTarget, "key usage not critical") { cert, _ in cert.keyUsageCritical = false }
 
         // Extended key usage.
         let leafEKUs: [(String, [ExtendedKeyUsage.Usage]?)] = [
@@ -376,7 +376,7 @@ public struct ChainMutationEngine: Sendable {
         all += Mutation.each(.basicConstraints, everyTarget, "no basic constraints") { cert, _ in
             cert.basicConstraints = nil
         }
-        all += Mutation.each(.basicConstraints, everyTarget, "not critical") { cert, _ in
+        all += Mutation.each(.basicConstraints, everyTarget, "basic constraints not critical") { cert, _ in
             cert.basicConstraintsCritical = false
         }
         all += Mutation.each(.basicConstraints, caTargets, "CA:FALSE") { cert, _ in
