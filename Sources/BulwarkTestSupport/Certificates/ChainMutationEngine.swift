@@ -78,12 +78,29 @@ public struct ChainMutationEngine: Sendable {
             intermediates = roll < 15 ? 0 : (roll < 85 ? 1 : 2)
             chosen = [Self.mutations.randomElement(using: &self.random)!]
             if Int.random(in: 0..<4, using: &self.random) == 0 {
-                let other = Self.mutations.filter {
-                    $0.kind != chosen[0].kind && $0.kind != .baseline && chosen[0].kind != .baseline
-                }
+                let other = Self.mutations.filter { Self.combinable(chosen[0].kind, $0.kind) }
                 if let second = other.randomElement(using: &self.random) { chosen.append(second) }
             }
         }
+        do {
+            return try self.build(chosen, index: index, intermediates: intermediates)
+        } catch where chosen.count > 1 {
+            // Two mutations can contradict each other (a signature algorithm for the issuer's key, then another
+            // key for that issuer): the first one alone, then.
+            return try self.build([chosen[0]], index: index, intermediates: intermediates)
+        }
+    }
+
+    /// Whether two kinds of mutation can apply to one chain without one undoing the other: never the same kind;
+    /// not the baseline; not the kinds that restructure the chain (path length, chain shape), which could remove
+    /// the certificate the other changed; not a signature algorithm (which sets the issuer's key) with a key size.
+    static func combinable(_ first: MutationKind, _ second: MutationKind) -> Bool {
+        let restructuring: Set<MutationKind> = [.baseline, .pathLength, .chainShape]
+        if first == second || restructuring.contains(first) || restructuring.contains(second) { return false }
+        return Set([first, second]) != [.signatureAlgorithm, .keySize]
+    }
+
+    func build(_ chosen: [Mutation], index: Int, intermediates: Int) throws -> MutatedChain {
         var plan = Plan(now: self.now, keys: self.keys, intermediates: intermediates)
         for mutation in chosen {
             mutation.apply(&plan)
@@ -345,7 +362,9 @@ public struct ChainMutationEngine: Sendable {
         for (label, usage) in caUsages {
             all += Mutation.each(.keyUsage, caTargets, label) { cert, _ in cert.keyUsage = usage }
         }
-        all += Mutation.each(.keyUsage, everyTarget, "key usage not critical") { cert, _ in cert.keyUsageCritical = false }
+        all += Mutation.each(.keyUsage, everyTarget, "key usage not critical") { cert, _ in
+            cert.keyUsageCritical = false
+        }
 
         // Extended key usage.
         let leafEKUs: [(String, [ExtendedKeyUsage.Usage]?)] = [
