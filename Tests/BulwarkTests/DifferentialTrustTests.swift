@@ -272,8 +272,8 @@ struct DifferentialTrustTests {
             Cell.allCases.map { cell in String(subset.filter { $0.cell == cell }.count) }
                 .map { $0.padding(toLength: 11, withPad: " ", startingAt: 0) }.joined(separator: "| ")
         }
-        Self.emit("differential: \(outcomes.count) chains, seed \(Self.seed), \(elapsed) (openssl verify -x509_strict "
-            + "-purpose sslserver -verify_hostname)")
+        Self.emit("differential: \(outcomes.count) chains (\(ChainMutationEngine.variantCount) single mutations), seed "
+            + "\(Self.seed), \(elapsed) (openssl verify -x509_strict -purpose sslserver -verify_hostname)")
         Self.emit("differential: " + "kind".padding(toLength: 23, withPad: " ", startingAt: 0)
             + "| both trust | both refuse | Bulwark only | OpenSSL only")
         let kinds = Set(outcomes.map(\.chain.kind)).sorted()
