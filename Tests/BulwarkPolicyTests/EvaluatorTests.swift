@@ -460,3 +460,93 @@ struct BadInputTests {
         #expect(der == [chain.root.certificate])
     }
 }
+
+/// Wrong verdicts found by differential testing against OpenSSL (issue 23; Tests/BulwarkTests/
+/// DifferentialTrustTests.swift): each chain here was trusted by the default evaluator before its fix.
+@Suite("Wrong verdicts found by differential testing")
+struct DifferentialRegressionTests {
+    static let now = Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down))
+    static let host = "www.example.test"
+    static let rsaKey = try! TestKeyAlgorithm.rsa2048.makePrivateKey()
+
+    /// Root → intermediate → leaf for `host`, after `change` (root at index 0, leaf at 2), evaluated by default.
+    static func evaluate(_ change: (inout [CertificateBlueprint]) -> Void) async throws -> TrustDecision {
+        func blueprint(_ name: String, ca: Bool) -> CertificateBlueprint {
+            var blueprint = CertificateBlueprint(
+                commonName: name,
+                organization: ca ? "Bulwark Tests" : nil,
+                privateKey: try! TestKeyAlgorithm.p256.makePrivateKey(),
+                notBefore: now - 86_400,
+                notAfter: now + 86_400
+            )
+            blueprint.basicConstraints = ca ? .isCertificateAuthority(maxPathLength: nil) : .notCertificateAuthority
+            blueprint.keyUsage = ca ? KeyUsage(keyCertSign: true, cRLSign: true)
+                : KeyUsage(digitalSignature: true, keyEncipherment: true)
+            if !ca {
+                blueprint.extendedKeyUsage = [.serverAuth]
+                blueprint.subjectAlternativeNames = [.dnsName(host)]
+            }
+            return blueprint
+        }
+        var blueprints = [blueprint("Root", ca: true), blueprint("Intermediate", ca: true), blueprint(host, ca: false)]
+        change(&blueprints)
+        let root = try blueprints[0].issue(issuer: nil)
+        let intermediate = try blueprints[1].issue(issuer: root)
+        let leaf = try blueprints[2].issue(issuer: intermediate)
+        return await DefaultTrustEvaluator(roots: .custom([root.certificate]))
+            .evaluate([leaf.certificate, intermediate.certificate], forHost: host, at: now)
+    }
+
+    @Test func unchangedChainIsTrusted() async throws {
+        let decision = try await Self.evaluate { _ in }
+        #expect(decision.isTrusted, "\(decision.reasons)")
+    }
+
+    /// A server certificate whose key usage allows no TLS use of its key (digitalSignature, keyEncipherment or
+    /// keyAgreement) cannot authenticate a handshake; OpenSSL refuses it as an unsuitable purpose.
+    @Test(arguments: [
+        ("cRLSign", KeyUsage(cRLSign: true)),
+        ("nonRepudiation", KeyUsage(nonRepudiation: true)),
+        ("dataEncipherment", KeyUsage(dataEncipherment: true)),
+    ])
+    func leafKeyUsageWithoutATLSUseIsRefused(name: String, usage: KeyUsage) async throws {
+        let decision = try await Self.evaluate { $0[2].keyUsage = usage }
+        #expect(!decision.isTrusted, "leaf with key usage \(name) only was trusted")
+        #expect("\(decision.reasons)".contains("key usage"), "\(decision.reasons)")
+    }
+
+    @Test(arguments: [KeyUsage(digitalSignature: true), KeyUsage(keyEncipherment: true), KeyUsage(keyAgreement: true)])
+    func leafKeyUsageWithATLSUseIsTrusted(usage: KeyUsage) async throws {
+        let decision = try await Self.evaluate { $0[2].keyUsage = usage }
+        #expect(decision.isTrusted, "\(decision.reasons)")
+    }
+
+    /// RFC 5280 4.2.1.9 and the CA/Browser Forum profile: basic constraints of a CA must be critical. Bulwark
+    /// required it of the anchor only; OpenSSL (-x509_strict) requires it of every CA.
+    @Test func intermediateWithNonCriticalBasicConstraintsIsRefused() async throws {
+        let decision = try await Self.evaluate { $0[1].basicConstraintsCritical = false }
+        #expect(!decision.isTrusted, "intermediate with non-critical basic constraints was trusted")
+        #expect("\(decision.reasons)".contains("basic constraints"), "\(decision.reasons)")
+    }
+
+    /// SHA-1 signatures have been refused by browsers since 2017 (a chosen-prefix collision costs little); the
+    /// differential run showed Bulwark and OpenSSL (at its default level) both accepting them.
+    @Test(arguments: [1, 2])
+    func sha1SignatureIsRefused(signed position: Int) async throws {
+        let decision = try await Self.evaluate { blueprints in
+            blueprints[position - 1].privateKey = Self.rsaKey
+            blueprints[position].signatureAlgorithm = .sha1WithRSAEncryption
+        }
+        #expect(!decision.isTrusted, "certificate \(position) signed with SHA-1 was trusted")
+        #expect("\(decision.reasons)".contains("SHA-1"), "\(decision.reasons)")
+    }
+
+    @Test(arguments: [1, 2])
+    func sha256WithRSASignatureIsTrusted(signed position: Int) async throws {
+        let decision = try await Self.evaluate { blueprints in
+            blueprints[position - 1].privateKey = Self.rsaKey
+            blueprints[position].signatureAlgorithm = .sha256WithRSAEncryption
+        }
+        #expect(decision.isTrusted, "\(decision.reasons)")
+    }
+}

@@ -6,12 +6,14 @@ import _CryptoExtras
 /// server's chain beyond RFC 5280, which swift-certificates does not make on its own.
 ///
 /// - The leaf must carry an extended key usage with `serverAuth` (not only `anyExtendedKeyUsage`), not marked
-///   critical, must not be a CA, must not be allowed to sign certificates, and must carry an authority key
+///   critical, must not be a CA, must not be allowed to sign certificates, must (when it has a key usage) allow
+///   a TLS use of its key (digitalSignature, keyEncipherment or keyAgreement), and must carry an authority key
 ///   identifier.
-/// - Intermediates must carry key identifiers, a non-empty subject, and, when they restrict extended key usage,
-///   allow `serverAuth`. Name and policy constraints must be critical.
+/// - Intermediates must carry key identifiers, a non-empty subject, critical basic constraints, and, when they
+///   restrict extended key usage, allow `serverAuth`. Name and policy constraints must be critical.
 /// - Every certificate must have a positive serial number of at most 20 bytes, and RSA keys must be at least
-///   2048 bits and a whole number of bytes; no certificate but the anchor may be signed with SHA-1.
+///   2048 bits and a whole number of bytes. No certificate below the anchor may be signed with SHA-1 (the
+///   anchor's own signature is never checked: it is trusted by name and key).
 /// - The subject alternative name must be critical exactly when the subject is empty.
 ///
 /// A chain of one certificate (a pinned or explicitly trusted leaf that is its own anchor) is only checked for
@@ -111,8 +113,13 @@ struct WebPKIPolicy: VerifierPolicy {
         if case .isCertificateAuthority = (try? parsed.basicConstraints.get()) ?? .notCertificateAuthority {
             return "a CA certificate cannot be a server certificate"
         }
-        if let usage = try? parsed.keyUsage.get(), usage.keyCertSign {
-            return "a server certificate must not have the keyCertSign key usage"
+        if let usage = try? parsed.keyUsage.get() {
+            if usage.keyCertSign { return "a server certificate must not have the keyCertSign key usage" }
+            // RFC 5280 4.2.1.3: the key may be used only as the extension says. A TLS server's key signs the
+            // handshake or receives the key exchange; OpenSSL's sslserver purpose makes the same check.
+            if !(usage.digitalSignature || usage.keyEncipherment || usage.keyAgreement) {
+                return "a server certificate's key usage must allow digitalSignature, keyEncipherment or keyAgreement"
+            }
         }
         if extensions[oid: .X509ExtensionID.nameConstraints] != nil {
             return "a server certificate must not carry name constraints"
@@ -130,6 +137,9 @@ struct WebPKIPolicy: VerifierPolicy {
             return "missing authority key identifier"
         }
         if (try? parsed.subjectKeyIdentifier.get()) == nil { return "missing subject key identifier" }
+        if let basic = certificate.extensions[oid: .X509ExtensionID.basicConstraints], !basic.critical {
+            return "basic constraints of a CA must be critical"
+        }
         if let eku = try? parsed.extendedKeyUsage.get(), !eku.contains(.serverAuth) {
             return "extended key usage does not allow serverAuth"
         }

@@ -1,0 +1,47 @@
+import Foundation
+import X509
+
+/// The property of a chain that a mutation changes.
+public enum MutationKind: String, Sendable, Hashable, CaseIterable, Comparable {
+    /// Nothing is changed: a valid chain (a check that both verifiers accept what they must).
+    case baseline
+    case validity
+    case keyUsage
+    case extendedKeyUsage
+    case basicConstraints
+    case pathLength
+    case nameConstraints
+    case subjectAlternativeName
+    case signatureAlgorithm
+    case keySize
+    case criticalExtension
+    case chainShape
+    /// Two mutations of different kinds at once.
+    case combined
+
+    public static func < (lhs: Self, rhs: Self) -> Bool {
+        Self.allCases.firstIndex(of: lhs)! < Self.allCases.firstIndex(of: rhs)!
+    }
+}
+
+/// One chain made by ``ChainMutationEngine``: what a server presents, the root a client trusts, the host it asks
+/// for, and what was changed.
+public struct MutatedChain: Sendable {
+    /// The position in the engine's sequence.
+    public var index: Int
+    public var kind: MutationKind
+    /// What was changed, as `target: change` (for a combined case, two of them joined by ` + `).
+    public var variants: [String]
+    /// The name the client asks for: a DNS name or an IP address.
+    public var host: String
+    public var root: Certificate
+    /// The leaf first, then whatever else the server sends.
+    public var presented: [Certificate]
+
+    public var label: String { self.variants.joined(separator: " + ") }
+
+    /// Whether `host` is an IP address (OpenSSL then needs `-verify_ip` instead of `-verify_hostname`).
+    public var hostIsIPAddress: Bool {
+        IPv4Parsing.parse(self.host) != nil || IPv6Parsing.parse(self.host) != nil
+    }
+}
