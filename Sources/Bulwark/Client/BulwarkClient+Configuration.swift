@@ -69,8 +69,9 @@ extension BulwarkClient {
 
         /// TLS 1.2 by default; `.tls13` refuses servers that cannot speak TLS 1.3.
         public var minimumVersion: Version = .tls12
-        /// An OpenSSL cipher list for TLS 1.2 (TLS 1.3 suites are fixed); `nil` for BoringSSL's defaults.
-        public var cipherSuites: String? = nil
+        /// The TLS 1.2 cipher suites offered, most preferred first (TLS 1.3 suites are fixed); `nil` for BoringSSL's
+        /// defaults. An empty list is refused when the client is made (``BulwarkError/Code/tlsHandshakeFailed``).
+        public var cipherSuites: [CipherSuite]? = nil
         /// ALPN protocols, most preferred first.
         public var applicationProtocols: [String] = ["h2", "http/1.1"]
 

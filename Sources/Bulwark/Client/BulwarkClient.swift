@@ -49,7 +49,7 @@ public final class BulwarkClient: Sendable {
                 reporter: self.reporter
             )
         } catch {
-            throw BulwarkError(.tlsHandshakeFailed, host: nil, detail: "invalid TLS options: \(error)")
+            throw Connector.invalidTLSOptions(error, options: configuration.tls, host: nil)
         }
         self.pool = ConnectionPool(options: configuration.pool, eventLoopGroup: eventLoopGroup)
         self.fixedSensitiveHeaderNames = RedirectPolicy.defaultCredentialHeaders.union(

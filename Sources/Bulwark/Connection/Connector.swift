@@ -41,7 +41,32 @@ struct Connector: Sendable {
         self.eventLoopGroup = eventLoopGroup
         self.reporter = reporter
         self.decisionCache = configuration.trustDecisionCache.map { TrustDecisionCache(options: $0) }
+        try Self.validate(configuration.tls, host: nil)
         self.sslContext = try NIOSSLContext(configuration: Self.tlsConfiguration(configuration.tls))
+    }
+
+    /// Checks what NIOSSL would not: it stops the process on a cipher list BoringSSL refuses, and an empty one is
+    /// the only such list the typed ``BulwarkClient/TLSOptions/CipherSuite`` values can make.
+    static func validate(_ options: BulwarkClient.TLSOptions, host: String?) throws(BulwarkError) {
+        if let suites = options.cipherSuites, suites.isEmpty {
+            throw BulwarkError(
+                .tlsHandshakeFailed,
+                host: host,
+                detail: "invalid TLS options: the cipher suite list is empty; leave it nil for BoringSSL's defaults"
+            )
+        }
+    }
+
+    /// The error for TLS options NIOSSL refused when the client was made, in words. The library's own text goes to
+    /// ``BulwarkError/debugDescription`` only.
+    static func invalidTLSOptions(_ error: any Error, options: BulwarkClient.TLSOptions, host: String?) -> BulwarkError {
+        if let error = error as? BulwarkError { return error }
+        return BulwarkError(
+            .tlsHandshakeFailed,
+            host: host,
+            detail: "invalid TLS options: the TLS library refused them",
+            underlying: String(reflecting: error)
+        )
     }
 
     /// The NIOSSL configuration: TLS 1.2 minimum (NIOSSL's default allows 1.0), our ALPN list, and BoringSSL's
@@ -52,8 +77,8 @@ struct Connector: Sendable {
         tls.applicationProtocols = options.applicationProtocols
         tls.trustRoots = .certificates([])
         tls.certificateVerification = .fullVerification
-        if let cipherSuites = options.cipherSuites {
-            tls.cipherSuites = cipherSuites
+        if let cipherSuites = options.cipherSuites, !cipherSuites.isEmpty {
+            tls.cipherSuiteValues = cipherSuites.map(\.niotlsCipher)
         }
         return tls
     }

@@ -76,7 +76,7 @@ public final class TLSStream: Sendable {
             }
             connector = try Connector(configuration: configuration, eventLoopGroup: eventLoopGroup, reporter: reporter)
         } catch {
-            throw BulwarkError(.tlsHandshakeFailed, host: canonical, detail: "invalid TLS options: \(error)")
+            throw Connector.invalidTLSOptions(error, options: configuration.tls, host: canonical)
         }
         // The reporter lives as long as its reports take (each bounded by its timeout), then closes its connections.
         defer {
@@ -93,7 +93,7 @@ public final class TLSStream: Sendable {
         do {
             try await self.channel.outbound.write(buffer)
         } catch {
-            throw BulwarkError(.remoteConnectionClosed, host: self.host, detail: String(describing: error))
+            throw HTTPExchangeHandler.map(error, host: self.host)
         }
     }
 
