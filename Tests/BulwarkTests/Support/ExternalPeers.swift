@@ -449,32 +449,18 @@ final class OpenSSLServer: Sendable {
 
     /// Starts `openssl s_server` with `chain`; `extraArguments` are appended (for example `["-tls1_3"]`).
     static func start(chain: TestChain, extraArguments: [String] = []) async throws -> OpenSSLServer {
-        let openssl = try ExternalPeers.findTool("openssl")
         let directory = try ExternalPeers.makeDirectory("s_server")
         do {
             try ExternalPeers.writeServerFiles(chain, to: directory)
-            let port = try ExternalPeers.freePort()
-            var arguments = [
-                "s_server", "-accept", "127.0.0.1:\(port)",
-                "-cert", directory.appending(path: "leaf.pem").path,
-                "-key", directory.appending(path: "key.pem").path,
-                "-www",
-            ]
-            if chain.presentedChain.count > 1 {
-                arguments += ["-cert_chain", directory.appending(path: "chain.pem").path]
-            }
-            let peer = try PeerProcess(
-                name: "openssl s_server",
-                executable: openssl,
-                arguments: arguments + extraArguments,
-                logURL: directory.appending(path: "s_server.out")
-            )
-            try await peer.waitUntilAccepting(port: port)
-            return OpenSSLServer(port: port, directory: directory, peer: peer)
         } catch {
             try? FileManager.default.removeItem(at: directory)
             throw error
         }
+        return try await Self.start(
+            directory: directory,
+            chainFile: chain.presentedChain.count > 1,
+            extraArguments: extraArguments
+        )
     }
 
     /// Starts `openssl s_server` with files already written into `directory` (which it then owns): `leaf.pem`,
