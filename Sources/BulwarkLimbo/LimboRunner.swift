@@ -49,7 +49,13 @@ public enum LimboRunner {
     ) async -> LimboResult {
         let expected: LimboResult.Outcome = testCase.expectedResult == "SUCCESS" ? .success : .failure
         func result(_ outcome: LimboResult.Outcome, _ context: String) -> LimboResult {
-            LimboResult(id: testCase.id, actualResult: outcome, context: context, expected: expected, group: testCase.group)
+            LimboResult(
+                id: testCase.id,
+                actualResult: outcome,
+                context: context,
+                expected: expected,
+                group: testCase.group
+            )
         }
         if let reason = Self.skipReason(testCase) {
             return result(.skipped, reason)
@@ -103,8 +109,11 @@ public enum LimboRunner {
             let note = ignored > 0 ? " (\(ignored) unparsable intermediates ignored)" : ""
             return result(.success, "trusted, verified chain of \(chain.certificates.count)\(note)")
         case .refused(let refusal):
-            return result(.failure, refusal.reasons.map(\.shortDescription).joined(separator: ",") + ": "
-                + String(describing: refusal.reasons.first.map(String.init(describing:)) ?? "").prefix(300))
+            return result(
+                .failure,
+                refusal.reasons.map(\.shortDescription).joined(separator: ",") + ": "
+                    + String(describing: refusal.reasons.first.map(String.init(describing:)) ?? "").prefix(300)
+            )
         }
     }
 

@@ -9,6 +9,9 @@ struct BulwarkCommand: AsyncParsableCommand {
             Bulwark is an HTTPS client whose TLS handshakes, redirects and credentials follow an explicit security \
             policy. This tool shows that policy at work and helps you write one.
             """,
-        subcommands: [DemoCommand.self, FetchCommand.self, InspectCommand.self, PinCommand.self, LimboCommand.self, LogCommand.self, RedirectCheckCommand.self]
+        subcommands: [
+            DemoCommand.self, FetchCommand.self, InspectCommand.self, PinCommand.self, LimboCommand.self,
+            LogCommand.self, RedirectCheckCommand.self,
+        ]
     )
 }

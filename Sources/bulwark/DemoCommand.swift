@@ -61,7 +61,9 @@ struct DemoCommand: AsyncParsableCommand {
             print("\(step). \(title) (127.0.0.1:\(target.port))")
             configuration.resolveOverrides["\(host):\(target.port)"] = "127.0.0.1"
             let client = try BulwarkClient(configuration: configuration)
-            ok = await Self.request(client, url: "https://\(host):\(target.port)/hello", expectTrusted: expectTrusted) && ok
+            ok =
+                await Self.request(client, url: "https://\(host):\(target.port)/hello", expectTrusted: expectTrusted)
+                && ok
             if !expectTrusted {
                 let bytes = target.receivedApplicationBytes
                 print("   request bytes that reached the interceptor: \(bytes)")
@@ -73,7 +75,9 @@ struct DemoCommand: AsyncParsableCommand {
         print("4. A host the policy does not list (other.bulwark.test → 127.0.0.1:\(server.port))")
         configuration.resolveOverrides["other.bulwark.test:\(server.port)"] = "127.0.0.1"
         let client = try BulwarkClient(configuration: configuration)
-        ok = await Self.request(client, url: "https://other.bulwark.test:\(server.port)/hello", expectTrusted: false) && ok
+        ok =
+            await Self.request(client, url: "https://other.bulwark.test:\(server.port)/hello", expectTrusted: false)
+            && ok
         try await client.shutdown()
         print("")
 
@@ -94,7 +98,11 @@ struct DemoCommand: AsyncParsableCommand {
             }
         } catch let error as BulwarkError where error.code == .trustRefused {
             print("   refused in the TLS handshake:")
-            print(String(describing: error.trustRefusal!).split(separator: "\n").map { "     " + $0 }.joined(separator: "\n"))
+            print(
+                String(describing: error.trustRefusal!).split(separator: "\n").map { "     " + $0 }.joined(
+                    separator: "\n"
+                )
+            )
         } catch {
             print("   failed: \(error)")
             return false

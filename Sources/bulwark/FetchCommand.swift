@@ -25,7 +25,8 @@ struct FetchCommand: AsyncParsableCommand {
 
     @Option(
         name: .customLong("allow-host"),
-        help: "Only send requests (and follow redirects) to hosts matching these patterns (example.com, *.example.com, **.example.com)."
+        help:
+            "Only send requests (and follow redirects) to hosts matching these patterns (example.com, *.example.com, **.example.com)."
     )
     var allowedHosts: [String] = []
 
@@ -37,7 +38,8 @@ struct FetchCommand: AsyncParsableCommand {
     @Option(
         help: ArgumentHelp(
             "Send the bearer token in this file (trailing newlines removed) as Authorization, only to URLs in --credential-scope.",
-            discussion: "The token never appears on the command line, in output or in errors; it is kept in locked, zeroized memory until sent.",
+            discussion:
+                "The token never appears on the command line, in output or in errors; it is kept in locked, zeroized memory until sent.",
             valueName: "path"
         )
     )
@@ -131,7 +133,9 @@ struct FetchCommand: AsyncParsableCommand {
     /// The store for `--bearer-token-file`, scoped by `--credential-scope` or the URL's origin; nil without a token.
     private func credentialStore(for url: URL) throws -> CredentialStore? {
         guard let path = self.bearerTokenFile else {
-            guard self.credentialScope == nil else { throw ValidationError("--credential-scope needs --bearer-token-file") }
+            guard self.credentialScope == nil else {
+                throw ValidationError("--credential-scope needs --bearer-token-file")
+            }
             return nil
         }
         let scope: CredentialScope
@@ -206,6 +210,8 @@ struct Progress {
         let seconds = max(Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18, 0.001)
         let mib = Double(self.received) / 1_048_576
         let of = self.total.map { String(format: " / %.1f MiB", Double($0) / 1_048_576) } ?? ""
-        FileHandle.standardError.write(Data(String(format: "  %.1f MiB%@  %.1f MiB/s%@", mib, of, mib / seconds, end).utf8))
+        FileHandle.standardError.write(
+            Data(String(format: "  %.1f MiB%@  %.1f MiB/s%@", mib, of, mib / seconds, end).utf8)
+        )
     }
 }

@@ -59,8 +59,12 @@ struct InspectCommand: AsyncParsableCommand {
         for (index, summary) in chain.enumerated() {
             print("  [\(index)] \(summary.subject)")
             print("      issuer:     \(summary.issuer)")
-            print("      valid:      \(summary.notValidBefore.formatted(.iso8601)) to \(summary.notValidAfter.formatted(.iso8601))")
-            let names = summary.subjectAlternativeNames.isEmpty ? "(none)" : summary.subjectAlternativeNames.joined(separator: ", ")
+            print(
+                "      valid:      \(summary.notValidBefore.formatted(.iso8601)) to \(summary.notValidAfter.formatted(.iso8601))"
+            )
+            let names =
+                summary.subjectAlternativeNames.isEmpty
+                ? "(none)" : summary.subjectAlternativeNames.joined(separator: ", ")
             print("      names:      \(names)")
             print("      key pin:    \(summary.publicKeyPin)")
             print("      sha256:     \(summary.certificatePin.fingerprint)")
@@ -74,7 +78,9 @@ struct InspectCommand: AsyncParsableCommand {
             }
             return (host, url.port ?? 443)
         }
-        guard let colon = self.target.lastIndex(of: ":"), let port = Int(self.target[self.target.index(after: colon)...]) else {
+        guard let colon = self.target.lastIndex(of: ":"),
+            let port = Int(self.target[self.target.index(after: colon)...])
+        else {
             return (self.target, 443)
         }
         return (String(self.target[..<colon]), port)

@@ -41,7 +41,8 @@ struct PinCommand: ParsableCommand {
 enum CertificateText {
     static func lines(for certificate: Certificate) -> [String] {
         let summary = CertificateSummary(certificate)
-        let names = summary.subjectAlternativeNames.isEmpty ? "(none)" : summary.subjectAlternativeNames.joined(separator: ", ")
+        let names =
+            summary.subjectAlternativeNames.isEmpty ? "(none)" : summary.subjectAlternativeNames.joined(separator: ", ")
         return [
             "subject:     \(summary.subject)",
             "issuer:      \(summary.issuer)",

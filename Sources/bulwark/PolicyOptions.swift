@@ -34,7 +34,10 @@ struct PolicyOptions: ParsableArguments {
         if self.pins.isEmpty {
             evaluator = DefaultTrustEvaluator(roots: roots)
         } else {
-            evaluator = PublicKeysTrustEvaluator(pinSet: try PinSet(self.pins, allowSinglePin: self.allowSinglePin), roots: roots)
+            evaluator = PublicKeysTrustEvaluator(
+                pinSet: try PinSet(self.pins, allowSinglePin: self.allowSinglePin),
+                roots: roots
+            )
         }
         var configuration = BulwarkClient.Configuration(
             trust: ServerTrustManager(patterns: [(try HostPattern.exact(host), evaluator)])

@@ -1,6 +1,7 @@
-@testable import BulwarkPolicy
 import Foundation
 import Testing
+
+@testable import BulwarkPolicy
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -59,7 +60,11 @@ struct CookieJarTests {
     @Test("a host-only cookie goes back to its host only; the default path is the request's directory")
     func hostOnlyAndDefaultPath() {
         let jar = makeJar()
-        #expect(jar.store(setCookieFields: ["sid=abc"], from: url("https://api.example.com/v1/login")) == [CookieJar.Outcome.stored(name: "sid")])
+        #expect(
+            jar.store(setCookieFields: ["sid=abc"], from: url("https://api.example.com/v1/login")) == [
+                CookieJar.Outcome.stored(name: "sid")
+            ]
+        )
         let cookie = jar.allCookies[0]
         #expect(cookie.isHostOnly)
         #expect(cookie.domain == "api.example.com")
@@ -71,7 +76,10 @@ struct CookieJarTests {
         #expect(jar.cookieHeaderValue(for: url("https://api.example.com/")) == nil)
         #expect(jar.cookieHeaderValue(for: url("https://www.api.example.com/v1/me")) == nil)
         #expect(jar.cookieHeaderValue(for: url("https://example.com/v1/me")) == nil)
-        #expect(jar.cookieHeaderValue(for: url("https://API.Example.COM./v1/x")) == "sid=abc", "hosts compare canonically")
+        #expect(
+            jar.cookieHeaderValue(for: url("https://API.Example.COM./v1/x")) == "sid=abc",
+            "hosts compare canonically"
+        )
     }
 
     @Test("a Domain cookie goes to the domain and its subdomains")
@@ -100,21 +108,37 @@ struct CookieJarTests {
         "fields the jar ignores, and why",
         arguments: [
             RefusedCase(field: "sid=abc; Domain=evil.com", from: "https://api.example.com/", reason: .domainMismatch),
-            RefusedCase(field: "sid=abc; Domain=api.example.com.evil", from: "https://api.example.com/", reason: .domainMismatch),
-            RefusedCase(field: "sid=abc; Domain=www.api.example.com", from: "https://api.example.com/", reason: .domainMismatch),
+            RefusedCase(
+                field: "sid=abc; Domain=api.example.com.evil",
+                from: "https://api.example.com/",
+                reason: .domainMismatch
+            ),
+            RefusedCase(
+                field: "sid=abc; Domain=www.api.example.com",
+                from: "https://api.example.com/",
+                reason: .domainMismatch
+            ),
             RefusedCase(field: "sid=abc; Domain=com", from: "https://api.example.com/", reason: .topLevelDomain),
             RefusedCase(field: "sid=abc; Domain=0.0.1", from: "https://127.0.0.1/", reason: .domainMismatch),
             RefusedCase(field: "sid=abc; Domain=127.0.0.2", from: "https://127.0.0.1/", reason: .domainMismatch),
             RefusedCase(field: "sid=abc; Secure", from: "http://api.example.com/", reason: .secureOverInsecureOrigin),
             RefusedCase(field: "__Secure-sid=abc", from: "https://api.example.com/", reason: .prefixViolation),
             RefusedCase(field: "__Host-sid=abc; Secure", from: "https://api.example.com/a/b", reason: .prefixViolation),
-            RefusedCase(field: "__Host-sid=abc; Secure; Path=/; Domain=example.com", from: "https://api.example.com/", reason: .prefixViolation),
+            RefusedCase(
+                field: "__Host-sid=abc; Secure; Path=/; Domain=example.com",
+                from: "https://api.example.com/",
+                reason: .prefixViolation
+            ),
             RefusedCase(field: "noequals", from: "https://api.example.com/", reason: .malformed),
             RefusedCase(field: "=value", from: "https://api.example.com/", reason: .malformed),
             RefusedCase(field: "  ; Path=/", from: "https://api.example.com/", reason: .malformed),
             RefusedCase(field: "sid=a\u{0}b", from: "https://api.example.com/", reason: .controlCharacter),
             RefusedCase(field: "sid=a\r\nSet-Cookie: x=y", from: "https://api.example.com/", reason: .controlCharacter),
-            RefusedCase(field: "sid=" + String(repeating: "x", count: 4094), from: "https://api.example.com/", reason: .tooLarge),
+            RefusedCase(
+                field: "sid=" + String(repeating: "x", count: 4094),
+                from: "https://api.example.com/",
+                reason: .tooLarge
+            ),
         ]
     )
     func refused(_ testCase: RefusedCase) {
@@ -132,10 +156,26 @@ struct CookieJarTests {
     @Test("accepted prefixes, IP hosts and single-label hosts")
     func acceptedEdgeCases() {
         let jar = makeJar()
-        #expect(jar.store(setCookieFields: ["__Host-a=1; Secure; Path=/"], from: url("https://h.example/")) == [CookieJar.Outcome.stored(name: "__Host-a")])
-        #expect(jar.store(setCookieFields: ["__Secure-b=2; Secure; Domain=h.example"], from: url("https://h.example/")) == [CookieJar.Outcome.stored(name: "__Secure-b")])
-        #expect(jar.store(setCookieFields: ["c=3; Domain=127.0.0.1"], from: url("https://127.0.0.1/")) == [CookieJar.Outcome.stored(name: "c")])
-        #expect(jar.store(setCookieFields: ["d=4; Domain=localhost"], from: url("https://localhost/")) == [CookieJar.Outcome.stored(name: "d")])
+        #expect(
+            jar.store(setCookieFields: ["__Host-a=1; Secure; Path=/"], from: url("https://h.example/")) == [
+                CookieJar.Outcome.stored(name: "__Host-a")
+            ]
+        )
+        #expect(
+            jar.store(setCookieFields: ["__Secure-b=2; Secure; Domain=h.example"], from: url("https://h.example/")) == [
+                CookieJar.Outcome.stored(name: "__Secure-b")
+            ]
+        )
+        #expect(
+            jar.store(setCookieFields: ["c=3; Domain=127.0.0.1"], from: url("https://127.0.0.1/")) == [
+                CookieJar.Outcome.stored(name: "c")
+            ]
+        )
+        #expect(
+            jar.store(setCookieFields: ["d=4; Domain=localhost"], from: url("https://localhost/")) == [
+                CookieJar.Outcome.stored(name: "d")
+            ]
+        )
         #expect(jar.allCookies.first { $0.name == "c" }?.isHostOnly == true, "an IP address is host-only")
         #expect(jar.allCookies.first { $0.name == "d" }?.isHostOnly == true, "a single label is host-only")
         #expect(jar.cookieHeaderValue(for: url("https://127.0.0.1/")) == "c=3")
@@ -153,14 +193,23 @@ struct CookieJarTests {
         jar.store(setCookieFields: ["d=4; Max-Age=junk"], from: site)
         #expect(jar.allCookies.first { $0.name == "a" }?.expiresAt == clock.now + 60)
         #expect(jar.allCookies.first { $0.name == "b" }?.expiresAt == clock.now + 120)
-        #expect(jar.allCookies.first { $0.name == "c" }?.expiresAt == clock.now + CookieJar.maximumLifetime, "400-day cap")
+        #expect(
+            jar.allCookies.first { $0.name == "c" }?.expiresAt == clock.now + CookieJar.maximumLifetime,
+            "400-day cap"
+        )
         #expect(jar.allCookies.first { $0.name == "d" }?.expiresAt == nil, "a malformed Max-Age is ignored")
         #expect(Set(jar.cookies(for: site).map(\.name)) == ["a", "b", "c", "d"])
         clock.advance(61)
         #expect(Set(jar.cookies(for: site).map(\.name)) == ["b", "c", "d"])
         #expect(jar.store(setCookieFields: ["b=gone; Max-Age=0"], from: site) == [CookieJar.Outcome.deleted(name: "b")])
-        #expect(jar.store(setCookieFields: ["c=gone; Expires=Thu, 01 Jan 1970 00:00:00 GMT"], from: site) == [CookieJar.Outcome.deleted(name: "c")])
-        #expect(jar.store(setCookieFields: ["d=gone; Max-Age=-5"], from: site) == [CookieJar.Outcome.deleted(name: "d")])
+        #expect(
+            jar.store(setCookieFields: ["c=gone; Expires=Thu, 01 Jan 1970 00:00:00 GMT"], from: site) == [
+                CookieJar.Outcome.deleted(name: "c")
+            ]
+        )
+        #expect(
+            jar.store(setCookieFields: ["d=gone; Max-Age=-5"], from: site) == [CookieJar.Outcome.deleted(name: "d")]
+        )
         #expect(jar.cookieHeaderValue(for: site) == nil)
         #expect(jar.count == 0)
     }
@@ -196,7 +245,11 @@ struct CookieJarTests {
         let outcome = jar.store(setCookieFields: ["sid=plain; Path=/"], from: url("http://example.com/"))
         #expect(outcome == [CookieJar.Outcome.ignored(name: "sid", reason: .wouldReplaceSecureCookie)])
         #expect(jar.cookieHeaderValue(for: url("https://example.com/")) == "sid=s")
-        #expect(jar.store(setCookieFields: ["other=p"], from: url("http://example.com/")) == [CookieJar.Outcome.stored(name: "other")])
+        #expect(
+            jar.store(setCookieFields: ["other=p"], from: url("http://example.com/")) == [
+                CookieJar.Outcome.stored(name: "other")
+            ]
+        )
     }
 
     @Test("attributes are case-insensitive; a bad Path falls back to the default; values keep quotes and commas")
@@ -257,7 +310,10 @@ struct CookieJarTests {
         // The jar reads its clock after it captured the caller's epoch and before it stores: a clock that signs out
         // the first time it is read puts a sign-out exactly into the window a two-lock implementation leaves open.
         let signOut = SignOutOnFirstRead()
-        let jar = CookieJar(now: { signOut.fire(); return Date(timeIntervalSince1970: 1_700_000_000) })
+        let jar = CookieJar(now: {
+            signOut.fire()
+            return Date(timeIntervalSince1970: 1_700_000_000)
+        })
         signOut.jar = jar
         let epoch = jar.epoch
         jar.store(setCookieFields: ["sid=old-session; Path=/"], from: url("https://example.com/"), epoch: epoch)
@@ -312,7 +368,8 @@ struct CookieJarTests {
         let jar = makeJar()
         let site = url("https://api.example.com/a/b")
         let fields = [
-            "__SECURE-sid=1", "__secure-sid=2", "__host-sid=3; Secure", "__HoSt-sid=4; Secure; Path=/; Domain=example.com",
+            "__SECURE-sid=1", "__secure-sid=2", "__host-sid=3; Secure",
+            "__HoSt-sid=4; Secure; Path=/; Domain=example.com",
         ]
         for field in fields {
             let outcome = jar.store(setCookieFields: [field], from: site)
@@ -330,11 +387,15 @@ struct CookieJarTests {
     @Test("the jar and its cookies never print a value")
     func redaction() {
         let jar = makeJar()
-        jar.store(setCookieFields: ["session=TOPSECRETVALUE; Domain=example.com; Path=/; Secure"], from: url("https://example.com/"))
+        jar.store(
+            setCookieFields: ["session=TOPSECRETVALUE; Domain=example.com; Path=/; Secure"],
+            from: url("https://example.com/")
+        )
         let cookie = jar.allCookies[0]
         let texts = [
             String(describing: jar), String(reflecting: jar), "\(cookie)", String(reflecting: cookie), dumped(jar),
-            dumped(cookie), dumped(jar.allCookies), String(describing: Mirror(reflecting: cookie).children.map(\.value)),
+            dumped(cookie), dumped(jar.allCookies),
+            String(describing: Mirror(reflecting: cookie).children.map(\.value)),
         ]
         for text in texts {
             #expect(!text.contains("TOPSECRETVALUE"), "\(text)")
@@ -361,7 +422,10 @@ struct CookieJarTests {
         #expect(parse("sid=abc; Domain=com").first?.domain == ".com")
 
         let jar = makeJar()
-        jar.store(setCookieFields: ["sid=abc; Max-Age=0", "p=1", "e=1; Domain=evil.com", "t=1; Domain=com"], from: site)
+        jar.store(
+            setCookieFields: ["sid=abc; Max-Age=0", "p=1", "e=1; Domain=evil.com", "t=1; Domain=com"],
+            from: site
+        )
         #expect(jar.allCookies.map(\.name) == ["p"])
         #expect(jar.allCookies.first?.path == "/v1")
     }

@@ -116,8 +116,10 @@ struct CredentialScopeTests {
         #expect(try CredentialScope.under("https://API.example.com/v1").description == "https://api.example.com/v1/**")
         #expect(try CredentialScope.under("http://[::1]:8080/").description == "http://[::1]:8080/**")
         #expect(try CredentialScope.hosts(["**.example.com"]).description == "https://**.example.com")
-        #expect(try CredentialScope.hosts(["a.example", "b.example"], schemes: ["http", "https"], ports: [80, 8080])
-            .description == "http|https://a.example:80,8080 | http|https://b.example:80,8080")
+        #expect(
+            try CredentialScope.hosts(["a.example", "b.example"], schemes: ["http", "https"], ports: [80, 8080])
+                .description == "http|https://a.example:80,8080 | http|https://b.example:80,8080"
+        )
         #expect(CredentialScope.anyOf([]).description == "(empty scope)")
     }
 

@@ -58,7 +58,9 @@ struct CredentialStoreTests {
     static let secrets = ["bearer-SECRET-1", "alice:SECRET-pw-2", "xauth-SECRET-3", "cookie-SECRET-4"]
 
     /// A bearer under api.example.com/v1/, an X-Auth-Token for **.example.com, a cookie for www.example.com.
-    static func store(outOfScope: CredentialStore.OutOfScopeRequests = .sendWithoutCredentials) throws
+    static func store(
+        outOfScope: CredentialStore.OutOfScopeRequests = .sendWithoutCredentials
+    ) throws
         -> CredentialStore
     {
         let store = CredentialStore(outOfScopeRequests: outOfScope)
@@ -143,8 +145,10 @@ struct CredentialStoreTests {
         #expect(allowed.allowsRequest)
         // An empty store protects nothing: it refuses nothing.
         var none: Headers = []
-        #expect(try await CredentialStore(outOfScopeRequests: .refuse).attach(to: &none, for: url("https://x.test/"))
-            == .nothingInScope)
+        #expect(
+            try await CredentialStore(outOfScopeRequests: .refuse).attach(to: &none, for: url("https://x.test/"))
+                == .nothingInScope
+        )
     }
 
     @Test("header values: bearer, basic (base64), custom header, cookies merged into one Cookie header")
@@ -248,8 +252,10 @@ struct CredentialStoreTests {
             }
         }
         #expect(credential.description == "Credential(bearer, Authorization: <redacted>)")
-        #expect(try Credential.cookie(name: "sid", value: SecretBytes(utf8: "v")).description
-            == "Credential(cookie, sid=<redacted>)")
+        #expect(
+            try Credential.cookie(name: "sid", value: SecretBytes(utf8: "v")).description
+                == "Credential(cookie, sid=<redacted>)"
+        )
         #expect(store.description.hasPrefix("CredentialStore(4 entries: bearer in https://api.example.com/v1/**; "))
         credential.wipe()
         #expect(credential.description == "Credential(bearer, Authorization: <wiped>)")

@@ -31,14 +31,20 @@ struct DefaultEvaluatorTests {
 
     func evaluate(_ scenario: TestChain.Scenario, host: String = Chains.host) async -> TrustDecision {
         let chain = Chains[scenario]
-        return await DefaultTrustEvaluator(roots: Chains.roots(chain)).evaluate(chain.presentedChain, forHost: host, at: now)
+        return await DefaultTrustEvaluator(roots: Chains.roots(chain)).evaluate(
+            chain.presentedChain,
+            forHost: host,
+            at: now
+        )
     }
 
     @Test func validChainIsTrustedWithTheFullVerifiedPath() async throws {
         let decision = await evaluate(.valid)
         let trusted = try #require(decision.trustedChain)
         let chain = Chains[.valid]
-        #expect(trusted.certificates == [chain.leaf.certificate, chain.intermediate!.certificate, chain.root.certificate])
+        #expect(
+            trusted.certificates == [chain.leaf.certificate, chain.intermediate!.certificate, chain.root.certificate]
+        )
         #expect(trusted.notices.isEmpty)
     }
 
@@ -128,8 +134,14 @@ struct DefaultEvaluatorTests {
         // An interception or private CA marked serverAuth (mitmproxy's) is usable when you configure it…
         #expect(try await decision(rootUsages: [.serverAuth], strict: false).isTrusted)
         // …but not under the CA/Browser Forum root profile, and never when its usage excludes serverAuth.
-        #expect(try await decision(rootUsages: [.serverAuth], strict: true).reasons.first?.shortDescription == "untrusted_chain")
-        #expect(try await decision(rootUsages: [.clientAuth], strict: false).reasons.first?.shortDescription == "untrusted_chain")
+        #expect(
+            try await decision(rootUsages: [.serverAuth], strict: true).reasons.first?.shortDescription
+                == "untrusted_chain"
+        )
+        #expect(
+            try await decision(rootUsages: [.clientAuth], strict: false).reasons.first?.shortDescription
+                == "untrusted_chain"
+        )
         #expect(try await decision(rootUsages: [], strict: true).isTrusted)
     }
 
@@ -149,7 +161,11 @@ struct PublicKeyPinTests {
     let unrelated = try! Pin("sha256/" + Data(repeating: 7, count: 32).base64EncodedString())
     let unrelated2 = try! Pin("sha256/" + Data(repeating: 9, count: 32).base64EncodedString())
 
-    func evaluate(_ pins: PinSet, chain presented: [Certificate]? = nil, performDefaultValidation: Bool = true)
+    func evaluate(
+        _ pins: PinSet,
+        chain presented: [Certificate]? = nil,
+        performDefaultValidation: Bool = true
+    )
         async -> TrustDecision
     {
         await PublicKeysTrustEvaluator(
@@ -161,11 +177,12 @@ struct PublicKeyPinTests {
 
     @Test(arguments: ["leaf", "intermediate", "root"])
     func pinAtEachLevelOfTheVerifiedChainIsTrusted(level: String) async throws {
-        let certificate = switch level {
-        case "leaf": chain.leaf.certificate
-        case "intermediate": chain.intermediate!.certificate
-        default: chain.root.certificate
-        }
+        let certificate =
+            switch level {
+            case "leaf": chain.leaf.certificate
+            case "intermediate": chain.intermediate!.certificate
+            default: chain.root.certificate
+            }
         let pins = try PinSet([Pin.publicKey(of: certificate), unrelated])
         #expect(await evaluate(pins).isTrusted)
     }
@@ -270,11 +287,12 @@ struct PinnedCertificatesTests {
 
     @Test(arguments: ["leaf", "intermediate", "root"])
     func pinnedCertificateAtEachLevel(level: String) async {
-        let certificate = switch level {
-        case "leaf": chain.leaf.certificate
-        case "intermediate": chain.intermediate!.certificate
-        default: chain.root.certificate
-        }
+        let certificate =
+            switch level {
+            case "leaf": chain.leaf.certificate
+            case "intermediate": chain.intermediate!.certificate
+            default: chain.root.certificate
+            }
         let decision = await PinnedCertificatesTrustEvaluator(certificates: [certificate], roots: Chains.roots(chain))
             .evaluate(chain.presentedChain, forHost: Chains.host, at: now)
         #expect(decision.isTrusted)
@@ -282,8 +300,11 @@ struct PinnedCertificatesTests {
 
     @Test func unpinnedChainIsRefusedWithTheCertificatePins() async throws {
         let other = try CertificateFactory.makeRoot(commonName: "Somebody else")
-        let decision = await PinnedCertificatesTrustEvaluator(certificates: [other.certificate], roots: Chains.roots(chain))
-            .evaluate(chain.presentedChain, forHost: Chains.host, at: now)
+        let decision = await PinnedCertificatesTrustEvaluator(
+            certificates: [other.certificate],
+            roots: Chains.roots(chain)
+        )
+        .evaluate(chain.presentedChain, forHost: Chains.host, at: now)
         guard case .certificateNotPinned(let mismatch) = decision.reasons.first else {
             Issue.record("expected .certificateNotPinned, got \(decision.reasons)")
             return
@@ -312,7 +333,12 @@ struct PinnedCertificatesTests {
     }
 
     @Test func expiredPinnedSelfSignedLeafIsRefusedAsExpiredOnly() async throws {
-        let stale = try CertificateFactory.issueLeaf(from: nil, commonName: Chains.host, dnsNames: [Chains.host], validity: .expired)
+        let stale = try CertificateFactory.issueLeaf(
+            from: nil,
+            commonName: Chains.host,
+            dnsNames: [Chains.host],
+            validity: .expired
+        )
         let decision = await PinnedCertificatesTrustEvaluator(
             certificates: [stale.certificate],
             roots: .custom([]),
@@ -337,7 +363,9 @@ struct ManagerTests {
         let roots = Chains.roots(chain)
         let goodPins = try PinSet([Pin.publicKey(of: chain.root.certificate)], allowSinglePin: true)
         let badPins = try PinSet([Pin.publicKey(of: chain.leaf.certificate)], allowSinglePin: true)
-        let passing = CompositeTrustEvaluator([DefaultTrustEvaluator(roots: roots), PublicKeysTrustEvaluator(pinSet: goodPins, roots: roots)])
+        let passing = CompositeTrustEvaluator([
+            DefaultTrustEvaluator(roots: roots), PublicKeysTrustEvaluator(pinSet: goodPins, roots: roots),
+        ])
         #expect(await passing.evaluate(chain.presentedChain, forHost: Chains.host, at: now).isTrusted)
         let otherLeafPins = try PinSet([Pin.publicKey(of: Chains[.wrongHost].leaf.certificate)], allowSinglePin: true)
         let failing = CompositeTrustEvaluator([
@@ -351,7 +379,10 @@ struct ManagerTests {
         }
         #expect(mismatch.expectedPins == otherLeafPins.pins)
         let empty = CompositeTrustEvaluator([])
-        #expect(await empty.evaluate(chain.presentedChain, forHost: Chains.host, at: now).reasons.map(\.shortDescription) == ["misconfigured"])
+        #expect(
+            await empty.evaluate(chain.presentedChain, forHost: Chains.host, at: now).reasons.map(\.shortDescription)
+                == ["misconfigured"]
+        )
     }
 
     @Test func disabledTrustsAnythingAndSaysSo() async throws {
@@ -382,13 +413,18 @@ struct ManagerTests {
 
     @Test func mostSpecificPatternWins() async throws {
         let roots = Chains.roots(chain)
-        let wrongPins = try PinSet(["sha256/" + Data(repeating: 1, count: 32).base64EncodedString(),
-                                    "sha256/" + Data(repeating: 2, count: 32).base64EncodedString()])
+        let wrongPins = try PinSet([
+            "sha256/" + Data(repeating: 1, count: 32).base64EncodedString(),
+            "sha256/" + Data(repeating: 2, count: 32).base64EncodedString(),
+        ])
         let manager = try ServerTrustManager(evaluators: [
             "**.bulwark.test": .default(roots: roots),
             Chains.host: .publicKeys(wrongPins, roots: roots),
         ])
-        #expect(await manager.evaluate(chain.presentedChain, forHost: Chains.host, at: now).reasons.map(\.shortDescription) == ["pin_mismatch"])
+        #expect(
+            await manager.evaluate(chain.presentedChain, forHost: Chains.host, at: now).reasons.map(\.shortDescription)
+                == ["pin_mismatch"]
+        )
         #expect(manager.evaluator(forHost: "cdn.bulwark.test") is DefaultTrustEvaluator)
         #expect(manager.evaluator(forHost: "API.Bulwark.Test.") is PublicKeysTrustEvaluator)
     }
@@ -441,11 +477,12 @@ struct BadInputTests {
             _ = try CertificateLoader.certificates(from: Array(input.utf8), source: "input.pem")
             Issue.record("\(input.debugDescription) parsed")
         } catch {
-            let matches = switch kind {
-            case "noCertificates": error.isNoCertificates
-            case "malformedDER": error.isMalformedDER
-            default: error.isMalformedPEM
-            }
+            let matches =
+                switch kind {
+                case "noCertificates": error.isNoCertificates
+                case "malformedDER": error.isMalformedDER
+                default: error.isMalformedPEM
+                }
             #expect(matches, "\(kind) expected, got \(error)")
             #expect(error.description.hasPrefix("input.pem"))
         }
@@ -453,7 +490,8 @@ struct BadInputTests {
 
     @Test func pemWithSeveralCertificatesLoadsThemAll() throws {
         let chain = Chains[.valid]
-        let pem = chain.leaf.certificatePEM + "\n" + chain.leaf.privateKeyPEM + "\n" + chain.intermediate!.certificatePEM
+        let pem =
+            chain.leaf.certificatePEM + "\n" + chain.leaf.privateKeyPEM + "\n" + chain.intermediate!.certificatePEM
         let loaded = try CertificateLoader.certificates(from: Array(pem.utf8), source: "bundle.pem")
         #expect(loaded == [chain.leaf.certificate, chain.intermediate!.certificate])
         let der = try CertificateLoader.certificates(from: chain.root.certificate.derBytes, source: "root.der")
@@ -480,7 +518,9 @@ struct DifferentialRegressionTests {
                 notAfter: now + 86_400
             )
             blueprint.basicConstraints = ca ? .isCertificateAuthority(maxPathLength: nil) : .notCertificateAuthority
-            blueprint.keyUsage = ca ? KeyUsage(keyCertSign: true, cRLSign: true)
+            blueprint.keyUsage =
+                ca
+                ? KeyUsage(keyCertSign: true, cRLSign: true)
                 : KeyUsage(digitalSignature: true, keyEncipherment: true)
             if !ca {
                 blueprint.extendedKeyUsage = [.serverAuth]

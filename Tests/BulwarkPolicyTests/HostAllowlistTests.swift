@@ -104,16 +104,24 @@ struct HostAllowlistTests {
     func refusalDescriptions() throws {
         let allowlist = try Self.allowlist()
         let cases: [(String, String)] = [
-            ("https://user:hunter2@evil.net/private?token=abc",
-             "request to https://evil.net:443 refused: the host is not in the allowlist"),
-            ("http://api.example.com/x?token=abc",
-             "request to http://api.example.com:80 refused: scheme http is not allowed for **.example.com "
-                + "(allowed: https)"),
-            ("https://legacy.example.com/",
-             "request to https://legacy.example.com:443 refused: port 443 is not allowed for legacy.example.com "
-                + "(allowed: 8443)"),
-            ("https://[::1]:8443/",
-             "request to https://[::1]:8443 refused: port 8443 is not allowed for ::1 (allowed: 443)"),
+            (
+                "https://user:hunter2@evil.net/private?token=abc",
+                "request to https://evil.net:443 refused: the host is not in the allowlist"
+            ),
+            (
+                "http://api.example.com/x?token=abc",
+                "request to http://api.example.com:80 refused: scheme http is not allowed for **.example.com "
+                    + "(allowed: https)"
+            ),
+            (
+                "https://legacy.example.com/",
+                "request to https://legacy.example.com:443 refused: port 443 is not allowed for legacy.example.com "
+                    + "(allowed: 8443)"
+            ),
+            (
+                "https://[::1]:8443/",
+                "request to https://[::1]:8443 refused: port 8443 is not allowed for ::1 (allowed: 443)"
+            ),
         ]
         for (text, expected) in cases {
             let refusal = try #require(allowlist.decision(for: url(text)).refusal)
@@ -154,8 +162,10 @@ struct HostAllowlistTests {
 
     @Test("entries describe themselves; the default ports are 443 and 80")
     func descriptions() throws {
-        #expect(try HostAllowlist.Entry("**.Example.com", schemes: ["HTTPS", "http"], ports: [8443, 443]).description
-            == "http|https://**.example.com:443,8443")
+        #expect(
+            try HostAllowlist.Entry("**.Example.com", schemes: ["HTTPS", "http"], ports: [8443, 443]).description
+                == "http|https://**.example.com:443,8443"
+        )
         #expect(try HostAllowlist.Entry("example.com").description == "*://example.com")
         #expect(HostAllowlist.defaultPort(for: "HTTPS") == 443)
         #expect(HostAllowlist.defaultPort(for: "ws") == 80)

@@ -5,7 +5,10 @@ import Testing
 
 @Suite("x509-limbo suite reader")
 struct LimboSuiteReaderTests {
-    static func testCase(_ id: String, pem: String = "-----BEGIN CERTIFICATE-----\\nAAAA\\n-----END CERTIFICATE-----\\n")
+    static func testCase(
+        _ id: String,
+        pem: String = "-----BEGIN CERTIFICATE-----\\nAAAA\\n-----END CERTIFICATE-----\\n"
+    )
         -> String
     {
         """

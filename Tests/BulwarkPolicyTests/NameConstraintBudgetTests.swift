@@ -10,7 +10,10 @@ struct NameConstraintBudgetTests {
     /// A root constraining `constraints` DNS subtrees and a leaf of `names` DNS names under it.
     static func chain(constraints: Int, names: Int) throws -> (root: Certificate, leaf: Certificate) {
         let key = try TestKeyAlgorithm.p256.makePrivateKey()
-        let name = try DistinguishedName { CommonName("Constrained Root"); OrganizationName("Bulwark Tests") }
+        let name = try DistinguishedName {
+            CommonName("Constrained Root")
+            OrganizationName("Bulwark Tests")
+        }
         let now = Date()
         let extensions = try Certificate.Extensions {
             Critical(BasicConstraints.isCertificateAuthority(maxPathLength: nil))

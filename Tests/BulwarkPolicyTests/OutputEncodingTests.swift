@@ -116,10 +116,18 @@ func decodeJavaScript(_ text: String) -> String {
         }
         let next = scalars[index + 1]
         switch next {
-        case "n": result.append("\n"); index += 2
-        case "r": result.append("\r"); index += 2
-        case "t": result.append("\t"); index += 2
-        case "\\": result.append("\\"); index += 2
+        case "n":
+            result.append("\n")
+            index += 2
+        case "r":
+            result.append("\r")
+            index += 2
+        case "t":
+            result.append("\t")
+            index += 2
+        case "\\":
+            result.append("\\")
+            index += 2
         case "x":
             let hex = String(String.UnicodeScalarView(scalars[(index + 2)..<(index + 4)]))
             result.append(Unicode.Scalar(UInt8(hex, radix: 16)!))
@@ -139,13 +147,17 @@ func decodeJavaScript(_ text: String) -> String {
 
 /// What HTML does not allow in a document, which the HTML encoders replace with U+FFFD.
 func replacingForbiddenControls(_ text: String) -> String {
-    String(String.UnicodeScalarView(text.unicodeScalars.map { scalar in
-        switch scalar.value {
-        case 0x09, 0x0A, 0x0C, 0x0D: return scalar
-        case 0x00...0x1F, 0x7F: return "\u{FFFD}"
-        default: return scalar
-        }
-    }))
+    String(
+        String.UnicodeScalarView(
+            text.unicodeScalars.map { scalar in
+                switch scalar.value {
+                case 0x09, 0x0A, 0x0C, 0x0D: return scalar
+                case 0x00...0x1F, 0x7F: return "\u{FFFD}"
+                default: return scalar
+                }
+            }
+        )
+    )
 }
 
 // MARK: - HTML
@@ -176,8 +188,10 @@ struct HTMLEncoderTests {
 
     @Test("attribute: everything but letters, digits and , . - _ becomes &#xHH;")
     func attributeBasics() {
-        #expect(HTMLEncoder.attribute("x\" onmouseover=\"alert(1)") ==
-            "x&#x22;&#x20;onmouseover&#x3D;&#x22;alert&#x28;1&#x29;")
+        #expect(
+            HTMLEncoder.attribute("x\" onmouseover=\"alert(1)")
+                == "x&#x22;&#x20;onmouseover&#x3D;&#x22;alert&#x28;1&#x29;"
+        )
         #expect(HTMLEncoder.attribute("a-b_c.d,e") == "a-b_c.d,e")
         #expect(HTMLEncoder.attribute("`'<>&") == "&#x60;&#x27;&#x3C;&#x3E;&#x26;")
         #expect(HTMLEncoder.attribute("naïve ☃") == "naïve&#x20;☃")
@@ -220,8 +234,10 @@ struct HTMLEncoderTests {
         // The sample (first 4 KiB after the first special byte) is plain; the rest expands sixfold.
         let text = "<" + String(repeating: "a", count: 5000) + String(repeating: "\"", count: 20_000) + "end"
         let encoded = HTMLEncoder.text(text)
-        #expect(encoded == "&lt;" + String(repeating: "a", count: 5000)
-            + String(repeating: "&quot;", count: 20_000) + "end")
+        #expect(
+            encoded == "&lt;" + String(repeating: "a", count: 5000)
+                + String(repeating: "&quot;", count: 20_000) + "end"
+        )
         var generator = SeededGenerator(seed: 7)
         for _ in 0..<200 {
             let share = Double.random(in: 0.5...1, using: &generator)
@@ -238,8 +254,10 @@ struct HTMLEncoderTests {
 struct JavaScriptEncoderTests {
     @Test("quotes, backslash, markup and line terminators are escaped")
     func basics() {
-        #expect(JavaScriptEncoder.stringLiteral("</script><script>alert(1)</script>") ==
-            "\\x3C/script\\x3E\\x3Cscript\\x3Ealert(1)\\x3C/script\\x3E")
+        #expect(
+            JavaScriptEncoder.stringLiteral("</script><script>alert(1)</script>")
+                == "\\x3C/script\\x3E\\x3Cscript\\x3Ealert(1)\\x3C/script\\x3E"
+        )
         #expect(JavaScriptEncoder.stringLiteral("'\"`\\") == "\\x27\\x22\\x60\\\\")
         #expect(JavaScriptEncoder.stringLiteral("${x}&") == "\\x24{x}\\x26")
         #expect(JavaScriptEncoder.stringLiteral("a\nb\rc\td\u{0}e\u{7F}") == "a\\nb\\rc\\td\\x00e\\x7F")
@@ -300,11 +318,13 @@ struct URLComponentEncoderTests {
         for _ in 0..<5000 {
             let text = EncodingSamples.randomString(&generator)
             let encoded = URLComponentEncoder.encode(text)
-            #expect(encoded.utf8.allSatisfy { byte in
-                byte == UInt8(ascii: "%") || byte == UInt8(ascii: "-") || byte == UInt8(ascii: ".")
-                    || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "~")
-                    || (byte >= 0x30 && byte <= 0x39) || ((byte | 0x20) >= 0x61 && (byte | 0x20) <= 0x7A)
-            })
+            #expect(
+                encoded.utf8.allSatisfy { byte in
+                    byte == UInt8(ascii: "%") || byte == UInt8(ascii: "-") || byte == UInt8(ascii: ".")
+                        || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "~")
+                        || (byte >= 0x30 && byte <= 0x39) || ((byte | 0x20) >= 0x61 && (byte | 0x20) <= 0x7A)
+                }
+            )
             #expect(URLComponentEncoder.decode(encoded) == text)
             let bytes = (0..<Int.random(in: 0...32, using: &generator)).map { _ in
                 UInt8.random(in: 0...255, using: &generator)
@@ -371,8 +391,10 @@ struct SafeURLTests {
         SafeURLCase("", .empty),
     ]
 
-    @Test("http(s) and relative references are allowed; other schemes and ambiguous text are refused",
-          arguments: cases)
+    @Test(
+        "http(s) and relative references are allowed; other schemes and ambiguous text are refused",
+        arguments: cases
+    )
     func decisions(_ testCase: SafeURLCase) {
         switch SafeURL.check(testCase.text) {
         case .success(let url):
@@ -470,8 +492,10 @@ struct SafeHTMLTests {
         let safe = SafeHTML("<a href=\"\(url: "https://example.com/?a=1&b=2")\">x</a>").html
         #expect(safe == "<a href=\"https&#x3A;&#x2F;&#x2F;example.com&#x2F;&#x3F;a&#x3D;1&#x26;b&#x3D;2\">x</a>")
         #expect(decodeHTML(safe) == "<a href=\"https://example.com/?a=1&b=2\">x</a>")
-        for vector in ["javascript:alert(1)", "JAVASCRIPT:alert(1)", " javascript:alert(1)", "java\tscript:x",
-                       "data:text/html,<script>alert(1)</script>", "vbscript:x", "java\u{0}script:x"] {
+        for vector in [
+            "javascript:alert(1)", "JAVASCRIPT:alert(1)", " javascript:alert(1)", "java\tscript:x",
+            "data:text/html,<script>alert(1)</script>", "vbscript:x", "java\u{0}script:x",
+        ] {
             let html = SafeHTML("<a href=\"\(url: vector)\">x</a>").html
             #expect(html == "<a href=\"\(SafeURL.refusedPlaceholder)\">x</a>")
         }

@@ -42,7 +42,10 @@ struct ParsedExtensionsCacheTests {
         // Another certificate is decoded on its own.
         let other = cache.extensions(of: Chains[.wrongHost].leaf.certificate)
         #expect(other !== first)
-        #expect(try other.subjectAlternativeNames.get() == Chains[.wrongHost].leaf.certificate.extensions.subjectAlternativeNames)
+        #expect(
+            try other.subjectAlternativeNames.get()
+                == Chains[.wrongHost].leaf.certificate.extensions.subjectAlternativeNames
+        )
         #expect(cache.count == 2)
     }
 

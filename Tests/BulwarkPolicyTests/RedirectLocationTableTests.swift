@@ -51,7 +51,10 @@ enum LocationTable {
     static let cases: [LocationCase] = [
         // Ordinary references, resolved against the request URL.
         LocationCase(
-            "absolute, same origin", "https://api.example.com/v1/home", .follow("https://api.example.com/v1/home")),
+            "absolute, same origin",
+            "https://api.example.com/v1/home",
+            .follow("https://api.example.com/v1/home")
+        ),
         LocationCase("absolute path", "/v1/home", .follow("https://api.example.com/v1/home")),
         LocationCase("relative path", "home", .follow("https://api.example.com/v1/home")),
         LocationCase("dot segments", "../v2/./x/../y", .follow("https://api.example.com/v2/y")),
@@ -59,21 +62,32 @@ enum LocationTable {
         LocationCase("query only", "?page=2", .follow("https://api.example.com/v1/login?page=2")),
         LocationCase("field whitespace trimmed", " \t/v1/home \t", .follow("https://api.example.com/v1/home")),
         LocationCase(
-            "allowlisted subdomain", "https://cdn.example.com/a?b=c", .follow("https://cdn.example.com/a?b=c")),
+            "allowlisted subdomain",
+            "https://cdn.example.com/a?b=c",
+            .follow("https://cdn.example.com/a?b=c")
+        ),
         LocationCase(
-            "allowlisted other domain", "https://partner.example.org/", .follow("https://partner.example.org/")),
+            "allowlisted other domain",
+            "https://partner.example.org/",
+            .follow("https://partner.example.org/")
+        ),
         LocationCase("scheme-relative to allowed host", "//cdn.example.com/x", .follow("https://cdn.example.com/x")),
         LocationCase("upper-case scheme", "HTTPS://cdn.example.com/x", .follow("https://cdn.example.com/x")),
         LocationCase("upper-case host", "https://API.EXAMPLE.COM/v1/home", .follow("https://api.example.com/v1/home")),
         LocationCase("trailing dot", "https://api.example.com./v1/home", .follow("https://api.example.com/v1/home")),
         LocationCase(
-            "explicit default port", "https://api.example.com:443/v1/home", .follow("https://api.example.com/v1/home")),
+            "explicit default port",
+            "https://api.example.com:443/v1/home",
+            .follow("https://api.example.com/v1/home")
+        ),
         LocationCase("listed port", "https://api.example.com:8443/x", .follow("https://api.example.com:8443/x")),
         LocationCase("space encoded", "/a b", .follow("https://api.example.com/a%20b")),
         LocationCase("non-ASCII path encoded", "/caf\u{E9}", .follow("https://api.example.com/caf%C3%A9")),
         LocationCase(
-            "encoded CRLF stays encoded", "/x%0d%0aSet-Cookie:%20a=b",
-            .follow("https://api.example.com/x%0d%0aSet-Cookie:%20a=b")),
+            "encoded CRLF stays encoded",
+            "/x%0d%0aSet-Cookie:%20a=b",
+            .follow("https://api.example.com/x%0d%0aSet-Cookie:%20a=b")
+        ),
         LocationCase("encoded dots stay encoded", "/%2e%2e/admin", .follow("https://api.example.com/%2e%2e/admin")),
         LocationCase("longest accepted (8 KiB)", Self.longest, .follow("https://api.example.com" + Self.longest)),
 
@@ -212,7 +226,9 @@ struct RedirectLocationTableTests {
     }
 
     @Test(
-        "only 301, 302, 303, 307 and 308 are redirects", arguments: [300, 301, 302, 303, 304, 305, 306, 307, 308, 200])
+        "only 301, 302, 303, 307 and 308 are redirects",
+        arguments: [300, 301, 302, 303, 304, 305, 306, 307, 308, 200]
+    )
     func redirectStatuses(status: Int) {
         let decision = LocationTable.decide("/v1/home", status: status)
         if [301, 302, 303, 307, 308].contains(status) {

@@ -167,7 +167,8 @@ struct RedirectPolicyTests {
         #expect(third.strippedCredentials == ["authorization", "cookie", "proxy-authorization"])
         #expect(
             RedirectRecord(url: back.request.url, status: 302, decision: .follow(third)).securityEvents()
-                .map(\.shortDescription) == ["credential_stripped:earlier_origin_change", "redirect_followed"])
+                .map(\.shortDescription) == ["credential_stripped:earlier_origin_change", "redirect_followed"]
+        )
     }
 
     @Test("the credential headers can be extended")
@@ -176,7 +177,8 @@ struct RedirectPolicyTests {
         policy.credentialHeaders.insert("X-API-Key")
         let headers = [HeaderField(name: "x-api-key", value: "secret"), HeaderField(name: "Accept", value: "*/*")]
         let follow = policy.decide(
-            Hops.hop("https://api.example.com/", location: "https://cdn.example.com/", headers: headers))
+            Hops.hop("https://api.example.com/", location: "https://cdn.example.com/", headers: headers)
+        )
         #expect(follow.follow?.strippedCredentials == ["x-api-key"])
     }
 
@@ -193,7 +195,8 @@ struct RedirectPolicyTests {
         none.maximumHops = 0
         #expect(
             none.decide(Hops.hop("https://api.example.com/", location: "/x")).refusal?.shortDescription
-                == "too_many_hops")
+                == "too_many_hops"
+        )
     }
 
     @Test("a loop is any URL requested earlier in the chain")
@@ -202,7 +205,8 @@ struct RedirectPolicyTests {
         let toB = try #require(self.policy.decide(Hops.hop("https://api.example.com/a", location: "/b")).follow)
         chain.record(toB)
         let toC = try #require(
-            self.policy.decide(Hops.hop("https://api.example.com/b", location: "/c", chain: chain)).follow)
+            self.policy.decide(Hops.hop("https://api.example.com/b", location: "/c", chain: chain)).follow
+        )
         chain.record(toC)
         let back = self.policy.decide(Hops.hop("https://api.example.com/c", location: "/a#again", chain: chain))
         #expect(back.refusal?.reason == .loop(url: "https://api.example.com/a"))
@@ -223,7 +227,8 @@ struct RedirectPolicyTests {
         #expect(policy.decide(Hops.hop("https://a.test/", location: "/x")).follow != nil)
         #expect(
             policy.decide(Hops.hop("https://a.test/", location: "https://b.test/")).refusal?.reason
-                == .hostNotAllowed(host: "b.test"))
+                == .hostNotAllowed(host: "b.test")
+        )
     }
 
     @Test("http targets need \"http\" in allowedSchemes; http:80 to https:443 is not a port change")
@@ -236,12 +241,14 @@ struct RedirectPolicyTests {
         let upgrade = self.policy.decide(Hops.hop("http://api.example.com/", location: "https://api.example.com/"))
         #expect(upgrade.follow?.changesOrigin == true)
         let sideways = self.policy.decide(
-            Hops.hop("http://api.example.com:8080/", location: "https://api.example.com/"))
+            Hops.hop("http://api.example.com:8080/", location: "https://api.example.com/")
+        )
         #expect(sideways.refusal?.reason == .portChange(from: 8080, to: 443))
         // Even with http allowed, https to http needs the dangerous opt-in.
         #expect(
             lenient.decide(Hops.hop("https://api.example.com/", location: "http://api.example.com/")).refusal?.reason
-                == .schemeDowngrade)
+                == .schemeDowngrade
+        )
     }
 
     @Test("the https-to-http opt-in follows the downgrade and reports it every time")
@@ -254,11 +261,13 @@ struct RedirectPolicyTests {
         #expect(follow.changesOrigin)
         #expect(Hops.names(follow.headers) == ["accept"])
         let events = RedirectRecord(url: hop.request.url, status: 302, decision: .follow(follow)).securityEvents(
-            requestID: 7)
+            requestID: 7
+        )
         #expect(
             events.map(\.shortDescription) == [
                 "insecure_option_used:https_to_http_redirect", "credential_stripped:origin_change", "redirect_followed",
-            ])
+            ]
+        )
         #expect(events.allSatisfy { $0.requestID == 7 && $0.host == "api.example.com" })
         #expect(events[0].details["to"] == "http://api.example.com/plain")
     }
@@ -305,7 +314,9 @@ struct RedirectPolicyTests {
     @Test("a refusal is one event naming from, to and why, without secrets")
     func refusalEvent() throws {
         let hop = Hops.hop(
-            "https://api.example.com/login?token=secret", location: "https://evil.com/steal?token=secret")
+            "https://api.example.com/login?token=secret",
+            location: "https://evil.com/steal?token=secret"
+        )
         let decision = self.policy.decide(hop)
         let events = RedirectRecord(url: hop.request.url, status: 302, decision: decision).securityEvents(requestID: 3)
         let event = try #require(events.first)
@@ -317,9 +328,11 @@ struct RedirectPolicyTests {
         #expect(event.details["to"] == "https://evil.com/steal")
         #expect(
             event.message == "redirect (302) from https://api.example.com/login to https://evil.com/steal refused: "
-                + "the host evil.com is not in the redirect allowlist")
+                + "the host evil.com is not in the redirect allowlist"
+        )
         #expect(
-            !String(describing: event).contains("secret") && !event.details.values.contains { $0.contains("secret") })
+            !String(describing: event).contains("secret") && !event.details.values.contains { $0.contains("secret") }
+        )
     }
 
     @Test("JSON: one object, keys in the documented order")
@@ -339,22 +352,27 @@ struct RedirectPolicyTests {
                 {"decision":"follow","url":"https://cdn.example.com/b?q=%22x%22","method":"GET",\
                 "headers":{"accept":"application/json","x-multi":"1, 2"},\
                 "stripped":["authorization","cookie","proxy-authorization","content-type"]}
-                """)
+                """
+        )
         let refused = self.policy.decide(Hops.hop("https://api.example.com/", location: "/a\r\nb"))
         #expect(
             refused.json == """
                 {"decision":"refuse","reason":"control_character",\
                 "detail":"the Location holds a control or invisible formatting character (U+000D)"}
-                """)
+                """
+        )
         let object = try JSONSerialization.jsonObject(with: Data(self.policy.decide(hop).json.utf8)) as? [String: Any]
         #expect(object?["decision"] as? String == "follow")
         #expect(
             RedirectDecision.follow(
                 RedirectFollow(
-                    url: URL(string: "https://a.test/")!, method: "GET",
+                    url: URL(string: "https://a.test/")!,
+                    method: "GET",
                     headers: [
                         HeaderField(name: "X", value: "tab\there \"q\" \\ \u{1}")
-                    ])
-            ).json.contains(#""x":"tab\there \"q\" \\ \u0001""#))
+                    ]
+                )
+            ).json.contains(#""x":"tab\there \"q\" \\ \u0001""#)
+        )
     }
 }

@@ -114,7 +114,10 @@ struct TamperEvidentLogCheckpointTests {
         let anchor = try TamperEvidentLogVerifier.verify(path: path, key: key)
         try Self.writeSessions([3], to: path, key: key)
         let grown = try TamperEvidentLogVerifier.verify(
-            path: path, key: key, expecting: .init(count: anchor.count, head: anchor.head))
+            path: path,
+            key: key,
+            expecting: .init(count: anchor.count, head: anchor.head)
+        )
         #expect(grown.count == anchor.count + 4)
         let byHead = try TamperEvidentLogVerifier.verify(path: path, key: key, expecting: .init(head: anchor.head))
         #expect(byHead.count == 9)
@@ -175,7 +178,8 @@ struct TamperEvidentLogCheckpointTests {
         } else {
             content = content.replacingOccurrences(
                 of: "\"head\":\"\(try TamperEvidentLogFormatTests.hash(of: lines[2]))\"",
-                with: "\"head\":\"\(try TamperEvidentLogFormatTests.hash(of: lines[1]))\"")
+                with: "\"head\":\"\(try TamperEvidentLogFormatTests.hash(of: lines[1]))\""
+            )
         }
         lines[3] = TamperEvidentLogFormatTests.sign(content, key: key)
         try TamperEvidentLogTests.write(lines, to: path)

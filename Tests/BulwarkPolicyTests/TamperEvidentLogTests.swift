@@ -28,7 +28,11 @@ struct TamperEvidentLogTests {
     }
 
     static func write(_ lines: [String], to path: String, trailingNewline: Bool = true) throws {
-        try (lines.joined(separator: "\n") + (trailingNewline ? "\n" : "")).write(toFile: path, atomically: true, encoding: .utf8)
+        try (lines.joined(separator: "\n") + (trailingNewline ? "\n" : "")).write(
+            toFile: path,
+            atomically: true,
+            encoding: .utf8
+        )
     }
 
     static func failure(_ path: String, key: TamperEvidentLog.Key? = nil) -> TamperEvidentLogError? {

@@ -60,7 +60,11 @@ struct TrustDecisionCacheHardeningTests {
         let backup = Pin.publicKey(of: self.chain.root.certificate)
         let pins = try PinSet([Pin.publicKey(of: leaf), backup], expiration: clock.now.addingTimeInterval(60))
         let manager = try ServerTrustManager(evaluators: [
-            "**.bulwark.test": PublicKeysTrustEvaluator(pinSet: pins, roots: .custom([]), performDefaultValidation: false)
+            "**.bulwark.test": PublicKeysTrustEvaluator(
+                pinSet: pins,
+                roots: .custom([]),
+                performDefaultValidation: false
+            )
         ])
         let first = await cache.evaluate(selfSigned.presentedChain, forHost: Self.host, with: manager)
         #expect(first.decision.isTrusted)

@@ -54,7 +54,12 @@ enum CLI {
 @Suite("The bulwark command")
 struct CLITests {
     @Test func pinPrintsEveryCertificateWithOpenSSLsValues() async throws {
-        let rsa = try CertificateFactory.issueLeaf(from: nil, commonName: "rsa.bulwark.test", dnsNames: ["rsa.bulwark.test"], key: .rsa2048)
+        let rsa = try CertificateFactory.issueLeaf(
+            from: nil,
+            commonName: "rsa.bulwark.test",
+            dnsNames: ["rsa.bulwark.test"],
+            key: .rsa2048
+        )
         let chain = try TestChain.make(host: Harness.host)
         let file = try CLI.write(rsa.certificatePEM + chain.leaf.certificatePEM, name: "bundle.pem")
         defer { try? FileManager.default.removeItem(atPath: file) }
@@ -108,7 +113,9 @@ struct CLITests {
         #expect(outOfScope.status == 0, "\(outOfScope.stderr)")
         #expect(try RedirectHarness.headers(outOfScope.stdout)["authorization"] == nil)
 
-        let missing = try await CLI.run(["fetch", Harness.url(server, "/headers"), "--bearer-token-file", "/nonexistent/token"])
+        let missing = try await CLI.run([
+            "fetch", Harness.url(server, "/headers"), "--bearer-token-file", "/nonexistent/token",
+        ])
         #expect(missing.status == 64)
         #expect(missing.stderr.contains("/nonexistent/token"))
         #expect(server.requests.count == 2, "the missing file is reported before any request")
@@ -133,12 +140,16 @@ struct CLITests {
         #expect(ok.stderr.contains("trusted; verified chain:"))
 
         let intermediatePin = Pin.publicKey(of: chain.intermediate!.certificate).description
-        let pinned = try await CLI.run(["fetch", url, "--ca", root, "--resolve", resolve, "--pin", intermediatePin, "--allow-single-pin"])
+        let pinned = try await CLI.run([
+            "fetch", url, "--ca", root, "--resolve", resolve, "--pin", intermediatePin, "--allow-single-pin",
+        ])
         #expect(pinned.status == 0, "\(pinned.stderr)")
 
         let wrongPin = "sha256/" + Data(repeating: 3, count: 32).base64EncodedString()
         let wrongPin2 = "sha256/" + Data(repeating: 4, count: 32).base64EncodedString()
-        let refused = try await CLI.run(["fetch", url, "--ca", root, "--resolve", resolve, "--pin", wrongPin, "--pin", wrongPin2])
+        let refused = try await CLI.run([
+            "fetch", url, "--ca", root, "--resolve", resolve, "--pin", wrongPin, "--pin", wrongPin2,
+        ])
         #expect(refused.status == 5)
         #expect(refused.stderr.contains("Certificate pinning failure!"))
         #expect(refused.stderr.contains(wrongPin))
@@ -147,19 +158,25 @@ struct CLITests {
         #expect(single.status == 2)
         #expect(single.stderr.contains("backup pin"))
 
-        let notAllowed = try await CLI.run(["fetch", url, "--ca", root, "--resolve", resolve, "--allow-host", "*.elsewhere.test"])
+        let notAllowed = try await CLI.run([
+            "fetch", url, "--ca", root, "--resolve", resolve, "--allow-host", "*.elsewhere.test",
+        ])
         #expect(notAllowed.status == 5)
         #expect(notAllowed.stderr.contains("host_not_allowed (\(Harness.host))"))
 
         let untrusted = try await CLI.run(["fetch", url, "--resolve", resolve])
         #expect(untrusted.status == 5)
 
-        let closedPort = try await CLI.run(["fetch", "https://\(Harness.host):1/", "--resolve", "\(Harness.host):1:127.0.0.1"])
+        let closedPort = try await CLI.run([
+            "fetch", "https://\(Harness.host):1/", "--resolve", "\(Harness.host):1:127.0.0.1",
+        ])
         #expect(closedPort.status == 3)
 
         let output = FileManager.default.temporaryDirectory.appending(path: "bulwark-cli-\(UUID())-body").path
         defer { try? FileManager.default.removeItem(atPath: output) }
-        let download = try await CLI.run(["fetch", Harness.url(server, "/bytes/2000000"), "--ca", root, "--resolve", resolve, "-o", output])
+        let download = try await CLI.run([
+            "fetch", Harness.url(server, "/bytes/2000000"), "--ca", root, "--resolve", resolve, "-o", output,
+        ])
         #expect(download.status == 0, "\(download.stderr)")
         #expect(try Data(contentsOf: URL(fileURLWithPath: output)) == Data(TestHTTPSServer.bytesBody(count: 2_000_000)))
         #expect(download.stderr.contains("1.9 MiB / 1.9 MiB"))

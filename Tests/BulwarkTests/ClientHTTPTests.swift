@@ -65,10 +65,14 @@ struct ClientHTTPTests {
         let server = try await Harness.server(chain, alpn: alpn)
         let client = try Harness.client(for: server, evaluator: evaluator)
         let sized = try await client.execute(try BulwarkRequest(url: Harness.url(server, "/bytes/3000000")))
-        #expect(Array(buffer: try await sized.body.collect(upTo: 4 << 20)) == TestHTTPSServer.bytesBody(count: 3_000_000))
+        #expect(
+            Array(buffer: try await sized.body.collect(upTo: 4 << 20)) == TestHTTPSServer.bytesBody(count: 3_000_000)
+        )
         let chunked = try await client.execute(try BulwarkRequest(url: Harness.url(server, "/chunked/100000")))
         #expect(chunked.headers.first(name: "content-length") == nil)
-        #expect(Array(buffer: try await chunked.body.collect(upTo: 1 << 20)) == TestHTTPSServer.bytesBody(count: 100_000))
+        #expect(
+            Array(buffer: try await chunked.body.collect(upTo: 1 << 20)) == TestHTTPSServer.bytesBody(count: 100_000)
+        )
         let (gzipResponse, gzip) = try await Harness.get(client, Harness.url(server, "/gzip"))
         #expect(gzipResponse.status == .ok)
         #expect(gzip == TestHTTPSServer.gzipText)
@@ -104,7 +108,9 @@ struct ClientHTTPTests {
                 }
             )
         )
-        #expect(String(buffer: try await streamed.body.collect(upTo: 1 << 20)) == String(repeating: "0123456789", count: 10))
+        #expect(
+            String(buffer: try await streamed.body.collect(upTo: 1 << 20)) == String(repeating: "0123456789", count: 10)
+        )
         try await client.shutdown()
         try await server.shutdown()
     }
@@ -141,7 +147,9 @@ struct ClientHTTPTests {
         configuration.resolveOverrides["\(Harness.host):\(server.port)"] = "127.0.0.1"
         let stream = try await TLSStream.connect(host: Harness.host, port: server.port, configuration: configuration)
         #expect(stream.serverTrust.trustedChain?.certificates.count == 3)
-        try await stream.write(ByteBuffer(string: "GET /hello HTTP/1.1\r\nHost: \(Harness.host)\r\nConnection: close\r\n\r\n"))
+        try await stream.write(
+            ByteBuffer(string: "GET /hello HTTP/1.1\r\nHost: \(Harness.host)\r\nConnection: close\r\n\r\n")
+        )
         var received = ""
         while let buffer = try await stream.read() { received += String(buffer: buffer) }
         #expect(received.hasPrefix("HTTP/1.1 200"))
@@ -208,7 +216,9 @@ struct ClientRobustnessTests {
         let server = try await server(.stallHandshake)
         let client = try client(server)
         let start = ContinuousClock.now
-        await Harness.expectError(.tlsHandshakeTimeout) { _ = try await Harness.get(client, Harness.url(server, "/hello")) }
+        await Harness.expectError(.tlsHandshakeTimeout) {
+            _ = try await Harness.get(client, Harness.url(server, "/hello"))
+        }
         #expect(ContinuousClock.now - start < .seconds(6), "the 2 s handshake timeout must end the request")
         try await client.shutdown()
         try await server.shutdown()
@@ -217,7 +227,9 @@ struct ClientRobustnessTests {
     @Test func garbageInsteadOfTLS() async throws {
         let server = try await server(.garbageInsteadOfTLS)
         let client = try client(server)
-        await Harness.expectError(.tlsHandshakeFailed) { _ = try await Harness.get(client, Harness.url(server, "/hello")) }
+        await Harness.expectError(.tlsHandshakeFailed) {
+            _ = try await Harness.get(client, Harness.url(server, "/hello"))
+        }
         try await client.shutdown()
         try await server.shutdown()
     }
@@ -287,7 +299,9 @@ struct ClientRobustnessTests {
         for round in 0..<3 {
             let client = try client(server)
             for _ in 0..<10 { _ = try await Harness.get(client, Harness.url(server, "/hello")) }
-            await Harness.expectError(.readTimeout) { _ = try await Harness.get(client, Harness.url(server, "/slow/3000")) }
+            await Harness.expectError(.readTimeout) {
+                _ = try await Harness.get(client, Harness.url(server, "/slow/3000"))
+            }
             _ = round
             try await client.shutdown()
         }

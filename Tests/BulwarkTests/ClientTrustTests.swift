@@ -68,19 +68,23 @@ struct ClientTrustTests {
         let chain = try TestChain.make(scenario, host: Harness.host)
         let server = try await Harness.server(chain)
         let client = try Harness.client(for: server, evaluator: .default(roots: .custom([chain.root.certificate])))
-        let expected: String? = switch scenario {
-        case .valid: nil
-        case .expiredLeaf: "expired"
-        case .notYetValidLeaf: "not_yet_valid"
-        case .wrongHost, .ipAddressSAN, .wildcardSAN: "hostname_mismatch"
-        case .selfSignedLeaf, .missingIntermediate, .wrongExtendedKeyUsage, .intermediateNotCA, .noExtendedKeyUsage:
-            "untrusted_chain"
-        }
+        let expected: String? =
+            switch scenario {
+            case .valid: nil
+            case .expiredLeaf: "expired"
+            case .notYetValidLeaf: "not_yet_valid"
+            case .wrongHost, .ipAddressSAN, .wildcardSAN: "hostname_mismatch"
+            case .selfSignedLeaf, .missingIntermediate, .wrongExtendedKeyUsage, .intermediateNotCA, .noExtendedKeyUsage:
+                "untrusted_chain"
+            }
         if let expected {
             let error = await Harness.expectError(.trustRefused) {
                 _ = try await Harness.get(client, Harness.url(server, "/hello"))
             }
-            #expect(error?.trustRefusal?.reasons.first?.shortDescription == expected, "\(scenario): \(String(describing: error))")
+            #expect(
+                error?.trustRefusal?.reasons.first?.shortDescription == expected,
+                "\(scenario): \(String(describing: error))"
+            )
             #expect(error?.host == Harness.host)
             #expect(server.receivedApplicationBytes == 0, "\(scenario): request bytes reached a refused server")
             #expect(server.acceptedConnections == 1, "\(scenario): a refused handshake must not be retried")
@@ -98,11 +102,12 @@ struct ClientTrustTests {
     func pinAtEachLevel(level: String) async throws {
         let chain = try TestChain.make(host: Harness.host)
         let server = try await Harness.server(chain)
-        let certificate = switch level {
-        case "leaf": chain.leaf.certificate
-        case "intermediate": chain.intermediate!.certificate
-        default: chain.root.certificate
-        }
+        let certificate =
+            switch level {
+            case "leaf": chain.leaf.certificate
+            case "intermediate": chain.intermediate!.certificate
+            default: chain.root.certificate
+            }
         let backup = try CertificateFactory.makeRoot(commonName: "Backup key")
         let pins = try PinSet([Pin.publicKey(of: certificate), Pin.publicKey(of: backup.certificate)])
         let client = try Harness.client(
@@ -153,13 +158,18 @@ struct ClientTrustTests {
         let pins = try PinSet([
             Pin.publicKey(of: chain.intermediate!.certificate), Pin.publicKey(of: chain.root.certificate),
         ])
-        let evaluator = PublicKeysTrustEvaluator(pinSet: pins, roots: .custom([chain.root.certificate, interceptor.forgedRoot!]))
+        let evaluator = PublicKeysTrustEvaluator(
+            pinSet: pins,
+            roots: .custom([chain.root.certificate, interceptor.forgedRoot!])
+        )
         let client = try Harness.client(for: server, evaluator: evaluator) { configuration in
             configuration.eventMonitor = monitor
             configuration.resolveOverrides["\(Harness.host):\(interceptor.port)"] = "127.0.0.1"
         }
         _ = try await Harness.get(client, Harness.url(server, "/hello"))
-        await Harness.expectError(.trustRefused) { _ = try await Harness.get(client, Harness.url(interceptor, "/hello")) }
+        await Harness.expectError(.trustRefused) {
+            _ = try await Harness.get(client, Harness.url(interceptor, "/hello"))
+        }
         let events = monitor.events
         #expect(events.map(\.kind) == [.trustEvaluated, .pinMatched, .pinFailed])
         #expect(events.map(\.host) == [Harness.host, Harness.host, Harness.host])
@@ -236,8 +246,12 @@ struct ClientTrustTests {
         configuration.maximumTLSVersion = .tlsv12
         let server = try await TestHTTPSServer.start(configuration: configuration)
         let roots = TrustRoots.custom([chain.root.certificate])
-        let strict = try Harness.client(for: server, evaluator: .default(roots: roots)) { $0.tls.minimumVersion = .tls13 }
-        await Harness.expectError(.tlsHandshakeFailed) { _ = try await Harness.get(strict, Harness.url(server, "/hello")) }
+        let strict = try Harness.client(for: server, evaluator: .default(roots: roots)) {
+            $0.tls.minimumVersion = .tls13
+        }
+        await Harness.expectError(.tlsHandshakeFailed) {
+            _ = try await Harness.get(strict, Harness.url(server, "/hello"))
+        }
         let lenient = try Harness.client(for: server, evaluator: .default(roots: roots))
         #expect(try await Harness.get(lenient, Harness.url(server, "/hello")).1 == "hello")
         try await strict.shutdown()
@@ -252,7 +266,9 @@ struct ClientTrustTests {
         configuration.maximumTLSVersion = .tlsv11
         let server = try await TestHTTPSServer.start(configuration: configuration)
         let client = try Harness.client(for: server, evaluator: .default(roots: .custom([chain.root.certificate])))
-        await Harness.expectError(.tlsHandshakeFailed) { _ = try await Harness.get(client, Harness.url(server, "/hello")) }
+        await Harness.expectError(.tlsHandshakeFailed) {
+            _ = try await Harness.get(client, Harness.url(server, "/hello"))
+        }
         try await client.shutdown()
         try await server.shutdown()
     }

@@ -148,7 +148,7 @@ struct ConnectionPoolStateMachineTests {
         _ = machine.release(connection, key: Self.key, reusable: true)
         connection.isOpen = false
         let acquired = machine.acquire(Self.key)
-        #expect(acquired.closedIdle.map(\.connection) .elementsEqual([connection], by: ===))
+        #expect(acquired.closedIdle.map(\.connection).elementsEqual([connection], by: ===))
         #expect(self.isConnect(acquired.action))
         // Its close notification comes later: nothing is counted twice.
         let step19 = machine.closedHTTP1(connection, key: Self.key)

@@ -75,7 +75,8 @@ struct DifferentialTrustTests {
         ),
     ]
 
-    static let inclusiveNotAfter = "RFC 5280 4.1.2.5: the validity period includes notAfter; OpenSSL treats the "
+    static let inclusiveNotAfter =
+        "RFC 5280 4.1.2.5: the validity period includes notAfter; OpenSSL treats the "
         + "notAfter second itself as expired (one second, on the side the standard gives)"
 
     /// Mutations Bulwark must refuse whatever OpenSSL says: web PKI rules OpenSSL's verify does not apply at its
@@ -106,18 +107,22 @@ struct DifferentialTrustTests {
                 "RFC 5280 4.2.1.6: the SAN is critical exactly when the subject is empty",
         ]
         for target in ["intermediate", "root"] {
-            reasons["\(target): permits .example.test"] = "a leading period is not RFC 5280 dNSName constraint "
+            reasons["\(target): permits .example.test"] =
+                "a leading period is not RFC 5280 dNSName constraint "
                 + "syntax; Bulwark refuses it rather than guess (OpenSSL reads it as subdomains only)"
             reasons["\(target): permits example.test, not critical"] =
                 "RFC 5280 4.2.1.10: name constraints must be critical"
         }
         for target in ["leaf", "intermediate", "root"] {
-            reasons["\(target): RSA-1024 key"] = "RSA keys under 2048 bits are refused anywhere in the chain "
+            reasons["\(target): RSA-1024 key"] =
+                "RSA keys under 2048 bits are refused anywhere in the chain "
                 + "(CA/Browser Forum 6.1.5); openssl verify checks key strength only with -auth_level"
-            reasons["\(target): critical certificate policies (anyPolicy)"] = "swift-certificates processes no "
+            reasons["\(target): critical certificate policies (anyPolicy)"] =
+                "swift-certificates processes no "
                 + "certificate policies, so a critical policies extension is an unhandled critical extension "
                 + "(RFC 5280 4.2); OpenSSL implements policy processing"
-            reasons["\(target): signed sha1WithRSAEncryption"] = "SHA-1 signatures are refused below the anchor "
+            reasons["\(target): signed sha1WithRSAEncryption"] =
+                "SHA-1 signatures are refused below the anchor "
                 + "(CA/Browser Forum 7.1.3.2, browsers since 2017); OpenSSL 3.0 accepts them unless -auth_level "
                 + "is 1 or more. Both trusted them before this test"
         }
@@ -218,9 +223,10 @@ struct DifferentialTrustTests {
     static func compare(_ chain: MutatedChain, at now: Date, openssl: URL, directory: URL) async throws -> Outcome {
         let evaluator = DefaultTrustEvaluator(roots: .custom([chain.root]))
         let decision = await evaluator.evaluate(chain.presented, forHost: chain.host, at: now)
-        let bulwarkReason = decision.refusal.map { refusal in
-            refusal.reasons.map(\.description).joined(separator: "; ")
-        } ?? "trusted"
+        let bulwarkReason =
+            decision.refusal.map { refusal in
+                refusal.reasons.map(\.description).joined(separator: "; ")
+            } ?? "trusted"
 
         let folder = directory.appending(path: "chain-\(chain.index)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -272,15 +278,21 @@ struct DifferentialTrustTests {
             Cell.allCases.map { cell in String(subset.filter { $0.cell == cell }.count) }
                 .map { $0.padding(toLength: 11, withPad: " ", startingAt: 0) }.joined(separator: "| ")
         }
-        Self.emit("differential: \(outcomes.count) chains (\(ChainMutationEngine.variantCount) single mutations), seed "
-            + "\(Self.seed), \(elapsed) (openssl verify -x509_strict -purpose sslserver -verify_hostname)")
-        Self.emit("differential: " + "kind".padding(toLength: 23, withPad: " ", startingAt: 0)
-            + "| both trust | both refuse | Bulwark only | OpenSSL only")
+        Self.emit(
+            "differential: \(outcomes.count) chains (\(ChainMutationEngine.variantCount) single mutations), seed "
+                + "\(Self.seed), \(elapsed) (openssl verify -x509_strict -purpose sslserver -verify_hostname)"
+        )
+        Self.emit(
+            "differential: " + "kind".padding(toLength: 23, withPad: " ", startingAt: 0)
+                + "| both trust | both refuse | Bulwark only | OpenSSL only"
+        )
         let kinds = Set(outcomes.map(\.chain.kind)).sorted()
         for kind in kinds {
             let subset = outcomes.filter { $0.chain.kind == kind }
-            Self.emit("differential: " + kind.rawValue.padding(toLength: 23, withPad: " ", startingAt: 0) + "| "
-                + counts(subset))
+            Self.emit(
+                "differential: " + kind.rawValue.padding(toLength: 23, withPad: " ", startingAt: 0) + "| "
+                    + counts(subset)
+            )
         }
         Self.emit(
             "differential: " + "total".padding(toLength: 23, withPad: " ", startingAt: 0) + "| " + counts(outcomes)
@@ -294,8 +306,10 @@ struct DifferentialTrustTests {
                 for label in labels { Self.emit("differential:   \(cell): \(label)") }
             }
         }
-        for (cell, title) in [(Cell.bulwarkOnly, "Bulwark trusts, OpenSSL refuses"),
-                              (Cell.opensslOnly, "OpenSSL trusts, Bulwark refuses")] {
+        for (cell, title) in [
+            (Cell.bulwarkOnly, "Bulwark trusts, OpenSSL refuses"),
+            (Cell.opensslOnly, "OpenSSL trusts, Bulwark refuses"),
+        ] {
             // Single mutations, then (for Bulwark-only trusts) the combined ones that no single mutation explains.
             let unexplained = outcomes.filter { outcome in
                 cell == .bulwarkOnly && outcome.cell == cell && outcome.chain.variants.count > 1
@@ -315,12 +329,15 @@ struct DifferentialTrustTests {
                 let label = outcome.chain.label
                 let why: String
                 if cell == .bulwarkOnly {
-                    why = Self.allowlist.first { $0.matches(outcome.chain.variants) }
+                    why =
+                        Self.allowlist.first { $0.matches(outcome.chain.variants) }
                         .map { "allowlisted: \($0.reason)" } ?? "NOT ALLOWLISTED"
                 } else {
                     why = Self.stricter[label] ?? "no explanation recorded"
                 }
-                let detail = cell == .bulwarkOnly ? "openssl: \(outcome.opensslReason)"
+                let detail =
+                    cell == .bulwarkOnly
+                    ? "openssl: \(outcome.opensslReason)"
                     : "bulwark: \(outcome.bulwarkReason.prefix(140))"
                 let kind = outcome.chain.kind.rawValue
                 Self.emit("differential:   [\(kind)] \(label) ×\(seen[label] ?? 0) — \(detail) — \(why)")

@@ -13,7 +13,9 @@ struct EventMonitorTests {
 
     init() throws {
         self.chain = try TestChain.make(host: Harness.host)
-        self.pins = try PinSet([Pin.publicKey(of: chain.intermediate!.certificate), Pin.publicKey(of: chain.root.certificate)])
+        self.pins = try PinSet([
+            Pin.publicKey(of: chain.intermediate!.certificate), Pin.publicKey(of: chain.root.certificate),
+        ])
     }
 
     /// One trusted request and one refused request (an interceptor whose CA is trusted but whose keys are not
@@ -41,7 +43,11 @@ struct EventMonitorTests {
         try await run(monitor: LoggingEventMonitor(logger: logger)) { .publicKeys(pins, roots: $0) }
         let entries = handler.entries
         #expect(entries.map(\.level) == [.info, .info, .warning])
-        #expect(entries.map { $0.metadata["bulwark.event"]?.description } == ["trust_evaluated", "pin_matched", "pin_failed"])
+        #expect(
+            entries.map { $0.metadata["bulwark.event"]?.description } == [
+                "trust_evaluated", "pin_matched", "pin_failed",
+            ]
+        )
         #expect(entries.last?.metadata["bulwark.host"]?.description == Harness.host)
         #expect(entries.last?.metadata["bulwark.reason"]?.description == "pin_mismatch")
         #expect(entries.first?.metadata["bulwark.detail.verified"]?.description.contains("CN=\(Harness.host)") == true)
@@ -50,9 +56,18 @@ struct EventMonitorTests {
     @Test func metricsMonitorCountsPerKindAndReason() async throws {
         let metrics = TestMetrics()
         try await run(monitor: MetricsEventMonitor(factory: metrics)) { .publicKeys(pins, roots: $0) }
-        let evaluated = try metrics.expectCounter(MetricsEventMonitor.label, [("kind", "trust_evaluated"), ("reason", "none")])
-        let failed = try metrics.expectCounter(MetricsEventMonitor.label, [("kind", "pin_failed"), ("reason", "pin_mismatch")])
-        let matched = try metrics.expectCounter(MetricsEventMonitor.label, [("kind", "pin_matched"), ("reason", "pin_matched")])
+        let evaluated = try metrics.expectCounter(
+            MetricsEventMonitor.label,
+            [("kind", "trust_evaluated"), ("reason", "none")]
+        )
+        let failed = try metrics.expectCounter(
+            MetricsEventMonitor.label,
+            [("kind", "pin_failed"), ("reason", "pin_mismatch")]
+        )
+        let matched = try metrics.expectCounter(
+            MetricsEventMonitor.label,
+            [("kind", "pin_matched"), ("reason", "pin_matched")]
+        )
         #expect(evaluated.totalValue == 1)
         #expect(matched.totalValue == 1)
         #expect(failed.totalValue == 1)

@@ -39,7 +39,9 @@ struct FaultInjectionSoakTests {
 
     /// A fault and where it happens.
     struct Fault: Sendable, CustomStringConvertible {
-        enum Place: Sendable { case healthy, route, stalledHandshake, plainBytes, clientCertificateRequired, idleCloser }
+        enum Place: Sendable {
+            case healthy, route, stalledHandshake, plainBytes, clientCertificateRequired, idleCloser
+        }
         var name: String
         var place: Place
         var http2: Bool
@@ -88,7 +90,10 @@ struct FaultInjectionSoakTests {
         }
 
         var all: [TestHTTPSServer] {
-            [self.healthy, self.routes, self.stalledHandshake, self.plainBytes, self.clientCertificateRequired, self.idleCloser]
+            [
+                self.healthy, self.routes, self.stalledHandshake, self.plainBytes, self.clientCertificateRequired,
+                self.idleCloser,
+            ]
         }
     }
 
@@ -108,7 +113,10 @@ struct FaultInjectionSoakTests {
             _ = try await Harness.get(client, RedirectHarness.url(RedirectHarness.originHost, server, "/hello"))
         }
         let descriptorsBefore = ProcessFigures.openDescriptors
-        func start(_ behavior: TestHTTPSServer.Behavior, requiresClientCertificate: Bool = false) async throws
+        func start(
+            _ behavior: TestHTTPSServer.Behavior,
+            requiresClientCertificate: Bool = false
+        ) async throws
             -> TestHTTPSServer
         {
             var configuration = TestHTTPSServer.Configuration(
@@ -203,7 +211,8 @@ struct FaultInjectionSoakTests {
         if descriptorsAfter != descriptorsBefore, Self.environment["BULWARK_SOAK_DEBUG"] != nil {
             let names = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
             for name in names.sorted() {
-                let target = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(name)")) ?? "?"
+                let target =
+                    (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(name)")) ?? "?"
                 print("soak: fd \(name) -> \(target)")
             }
             print((try? String(contentsOfFile: "/proc/self/net/tcp", encoding: .utf8)) ?? "")

@@ -1,6 +1,7 @@
-@testable import Bulwark
 import NIOCore
 import Testing
+
+@testable import Bulwark
 
 // The pieces behind the handshake-failure sentences, without a server: reading BoringSSL's reason out of NIOSSL's
 // text, and reading the version out of a server's first record. InteropErrorMessageTests checks the whole path
@@ -11,7 +12,8 @@ struct HandshakeFailureTests {
     @Test("the reason name is read from NIOSSL's text of a BoringSSL error, path and numbers left out")
     func reasonName() {
         // As NIOSSL 2.37 prints one BoringSSL error (seen against a TLS 1.0-only openssl s_server).
-        let text = "Error: 268436526 error:1000042e:SSL routines:OPENSSL_internal:TLSV1_ALERT_PROTOCOL_VERSION at "
+        let text =
+            "Error: 268436526 error:1000042e:SSL routines:OPENSSL_internal:TLSV1_ALERT_PROTOCOL_VERSION at "
             + "/work/x/.build/checkouts/swift-nio-ssl/Sources/CNIOBoringSSL/ssl/tls_record.cc:491"
         #expect(HandshakeFailure.reasonName(text) == "TLSV1_ALERT_PROTOCOL_VERSION")
         let short = "Error: 1 error:10000100:SSL routines:f:UNSUPPORTED_PROTOCOL"
@@ -23,8 +25,10 @@ struct HandshakeFailureTests {
     func closedDuringHandshake() {
         let failure = HandshakeFailure(ChannelError.ioOnClosedChannel, host: "example.com", port: 443)
         let text = String(describing: failure.error(minimum: .tls12))
-        #expect(text == "tls_handshake_failed (example.com): the server at example.com:443 closed the connection "
-            + "during the TLS handshake")
+        #expect(
+            text == "tls_handshake_failed (example.com): the server at example.com:443 closed the connection "
+                + "during the TLS handshake"
+        )
         let ipv6 = HandshakeFailure(ChannelError.eof, host: "::1", port: 8443)
         #expect(String(describing: ipv6.error(minimum: .tls12)).contains("the server at [::1]:8443 closed"))
     }

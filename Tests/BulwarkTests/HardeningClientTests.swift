@@ -1,10 +1,11 @@
-@testable import Bulwark
 import BulwarkPolicy
 import BulwarkTestSupport
 import Foundation
 import NIOCore
 import NIOHTTP1
 import Testing
+
+@testable import Bulwark
 
 /// Regression tests for the client-side defects of the adversarial review (issue 16): each one is the attack or the
 /// race as it was found, against local HTTPS servers.
@@ -21,48 +22,54 @@ struct HardeningClientTests {
     /// request never carried B.
     @Test("a redirect hop gets no store credential that the previous hop did not carry")
     func redirectCarriesNoNewCredential() async throws {
-        try await TwoOrigins.with(configure: { configuration, portA, _ in
-            let store = CredentialStore()
-            store.add(
-                try .bearer(SecretBytes(utf8: "token-for-redirect-scope")),
-                scope: try .under("https://\(Self.a):\(portA)/redirect/")
-            )
-            store.add(
-                try .bearer(SecretBytes(utf8: "token-for-headers-scope")),
-                scope: try .under("https://\(Self.a):\(portA)/headers")
-            )
-            configuration.credentials = store
-        }) { origins in
-            let request = try BulwarkRequest(
-                url: origins.url(Self.a, RedirectHarness.redirect(307, to: "/headers")),
-                method: .POST,
-                body: .bytes(ByteBuffer(string: "purge everything"))
-            )
-            let response = try await origins.client.execute(request)
-            let body = try await response.body.collect(upTo: 1 << 20)
-            let seen = try RedirectHarness.headers(String(buffer: body))
-            #expect(response.status == .ok)
-            #expect(seen["authorization"] == nil, "the hop carried \(seen["authorization"] ?? "")")
-            let sent = origins.serverA.requests.map { self.authorization($0) }
-            #expect(sent == ["Bearer token-for-redirect-scope", nil])
-            #expect(origins.serverA.requests.last?.method == "POST", "307 keeps the method and body")
-            let stripped = origins.monitor.events.filter { $0.kind == .credentialStripped }
-            #expect(stripped.map(\.reason) == ["not_carried_before"])
-            #expect(origins.monitor.events.allSatisfy { !$0.description.contains("token-for") })
-        }
+        try await TwoOrigins.with(
+            configure: { configuration, portA, _ in
+                let store = CredentialStore()
+                store.add(
+                    try .bearer(SecretBytes(utf8: "token-for-redirect-scope")),
+                    scope: try .under("https://\(Self.a):\(portA)/redirect/")
+                )
+                store.add(
+                    try .bearer(SecretBytes(utf8: "token-for-headers-scope")),
+                    scope: try .under("https://\(Self.a):\(portA)/headers")
+                )
+                configuration.credentials = store
+            },
+            { origins in
+                let request = try BulwarkRequest(
+                    url: origins.url(Self.a, RedirectHarness.redirect(307, to: "/headers")),
+                    method: .POST,
+                    body: .bytes(ByteBuffer(string: "purge everything"))
+                )
+                let response = try await origins.client.execute(request)
+                let body = try await response.body.collect(upTo: 1 << 20)
+                let seen = try RedirectHarness.headers(String(buffer: body))
+                #expect(response.status == .ok)
+                #expect(seen["authorization"] == nil, "the hop carried \(seen["authorization"] ?? "")")
+                let sent = origins.serverA.requests.map { self.authorization($0) }
+                #expect(sent == ["Bearer token-for-redirect-scope", nil])
+                #expect(origins.serverA.requests.last?.method == "POST", "307 keeps the method and body")
+                let stripped = origins.monitor.events.filter { $0.kind == .credentialStripped }
+                #expect(stripped.map(\.reason) == ["not_carried_before"])
+                #expect(origins.monitor.events.allSatisfy { !$0.description.contains("token-for") })
+            }
+        )
     }
 
     /// Defect 3, the rule's other side: a hop into the scope of a credential the previous hop carried keeps it.
     @Test("a redirect hop keeps a store credential that the previous hop carried, while in its scope")
     func redirectKeepsCarriedCredential() async throws {
-        try await TwoOrigins.with(configure: { configuration, portA, _ in
-            let store = CredentialStore()
-            store.add(try .bearer(SecretBytes(utf8: "origin-token")), scope: try .hosts([Self.a], ports: [portA]))
-            configuration.credentials = store
-        }) { origins in
-            let seen = try await origins.headers(Self.a, RedirectHarness.redirect(307, to: "/headers"))
-            #expect(seen["authorization"] == "Bearer origin-token")
-        }
+        try await TwoOrigins.with(
+            configure: { configuration, portA, _ in
+                let store = CredentialStore()
+                store.add(try .bearer(SecretBytes(utf8: "origin-token")), scope: try .hosts([Self.a], ports: [portA]))
+                configuration.credentials = store
+            },
+            { origins in
+                let seen = try await origins.headers(Self.a, RedirectHarness.redirect(307, to: "/headers"))
+                #expect(seen["authorization"] == "Bearer origin-token")
+            }
+        )
     }
 
     /// Defect 8: a lease taken before `signOut()` and marked as carrying credentials afterwards must not keep an
@@ -120,14 +127,15 @@ struct HardeningClientTests {
         let harness = try RedirectHarness()
         try await harness.withOrigin(
             alpn: ["http/1.1"],
-            configure: { $0.retriesRequestsOnStaleConnections = false }
-        ) { server, client, _ in
-            _ = try await Harness.get(client, RedirectHarness.url(RedirectHarness.originHost, server, "/hello"))
-            await Harness.expectError(.remoteConnectionClosed) {
-                _ = try await Harness.get(client, RedirectHarness.url(RedirectHarness.originHost, server, "/drop"))
+            configure: { $0.retriesRequestsOnStaleConnections = false },
+            { server, client, _ in
+                _ = try await Harness.get(client, RedirectHarness.url(RedirectHarness.originHost, server, "/hello"))
+                await Harness.expectError(.remoteConnectionClosed) {
+                    _ = try await Harness.get(client, RedirectHarness.url(RedirectHarness.originHost, server, "/drop"))
+                }
+                #expect(server.requests.filter { $0.uri == "/drop" }.count == 1)
             }
-            #expect(server.requests.filter { $0.uri == "/drop" }.count == 1)
-        }
+        )
     }
 
     /// A `101 Switching Protocols` answer hands the connection to another protocol: it must never serve another
@@ -137,18 +145,19 @@ struct HardeningClientTests {
         let harness = try RedirectHarness()
         try await harness.withOrigin(
             alpn: ["http/1.1"],
-            configure: { $0.timeouts.idleRead = .seconds(2) }
-        ) { server, client, _ in
-            let response = try await client.execute(
-                try BulwarkRequest(url: RedirectHarness.url(RedirectHarness.originHost, server, "/upgrade"))
-            )
-            #expect(response.status == .switchingProtocols)
-            _ = try? await response.body.collect(upTo: 1024)
-            _ = try await Harness.get(client, RedirectHarness.url(RedirectHarness.originHost, server, "/hello"))
-            let connections = server.requests.map(\.connectionID)
-            #expect(connections.count == 2)
-            #expect(connections.first != connections.last, "the upgraded connection served \(connections)")
-        }
+            configure: { $0.timeouts.idleRead = .seconds(2) },
+            { server, client, _ in
+                let response = try await client.execute(
+                    try BulwarkRequest(url: RedirectHarness.url(RedirectHarness.originHost, server, "/upgrade"))
+                )
+                #expect(response.status == .switchingProtocols)
+                _ = try? await response.body.collect(upTo: 1024)
+                _ = try await Harness.get(client, RedirectHarness.url(RedirectHarness.originHost, server, "/hello"))
+                let connections = server.requests.map(\.connectionID)
+                #expect(connections.count == 2)
+                #expect(connections.first != connections.last, "the upgraded connection served \(connections)")
+            }
+        )
     }
 
     /// Decompression needs an absolute cap per response, not only a ratio: with the ratio limit raised (a user who
@@ -156,16 +165,19 @@ struct HardeningClientTests {
     @Test("decompression stops at an absolute size, whatever the ratio limit allows")
     func decompressionAbsoluteCap() async throws {
         let harness = try RedirectHarness()
-        try await harness.withOrigin(configure: { $0.decompression?.maximumRatio = 5000 }) { server, client, _ in
-            let url = RedirectHarness.url(RedirectHarness.originHost, server, "/bomb/\(80 << 20)")
-            let error = await Harness.expectError(.decompressionLimitExceeded) {
-                let response = try await client.execute(try BulwarkRequest(url: url))
-                var total = 0
-                for try await chunk in response.body { total += chunk.readableBytes }
-                Issue.record("read \(total) decompressed bytes")
+        try await harness.withOrigin(
+            configure: { $0.decompression?.maximumRatio = 5000 },
+            { server, client, _ in
+                let url = RedirectHarness.url(RedirectHarness.originHost, server, "/bomb/\(80 << 20)")
+                let error = await Harness.expectError(.decompressionLimitExceeded) {
+                    let response = try await client.execute(try BulwarkRequest(url: url))
+                    var total = 0
+                    for try await chunk in response.body { total += chunk.readableBytes }
+                    Issue.record("read \(total) decompressed bytes")
+                }
+                #expect(error?.description.contains("64 MiB") == true, "\(String(describing: error))")
             }
-            #expect(error?.description.contains("64 MiB") == true, "\(String(describing: error))")
-        }
+        )
     }
 
     /// Found by the fault-injection soak: an HTTP/2 stream reset (RST_STREAM) or ended by GOAWAY mid-body was
@@ -204,20 +216,27 @@ struct HardeningTimingTests {
     func cookieAfterSignOut() async throws {
         let jar = CookieJar()
         let harness = try RedirectHarness()
-        try await harness.withOrigin(configure: { $0.cookies = jar }) { server, client, monitor in
-            let url = RedirectHarness.url(RedirectHarness.originHost, server, "/set-cookie/1500?session=old-session")
-            let inFlight = Task { try await Harness.get(client, url) }
-            while server.requests.isEmpty { try await Task.sleep(for: .milliseconds(20)) }
-            await client.signOut()
-            let (response, _) = try await inFlight.value
-            #expect(response.status == .ok)
-            #expect(jar.count == 0, "the old session's cookie was stored after sign-out")
-            let seen = try RedirectHarness.headers(
-                try await Harness.get(client, RedirectHarness.url(RedirectHarness.originHost, server, "/headers")).1
-            )
-            #expect(seen["cookie"] == nil)
-            #expect(!monitor.events.contains { $0.description.contains("old-session") })
-        }
+        try await harness.withOrigin(
+            configure: { $0.cookies = jar },
+            { server, client, monitor in
+                let url = RedirectHarness.url(
+                    RedirectHarness.originHost,
+                    server,
+                    "/set-cookie/1500?session=old-session"
+                )
+                let inFlight = Task { try await Harness.get(client, url) }
+                while server.requests.isEmpty { try await Task.sleep(for: .milliseconds(20)) }
+                await client.signOut()
+                let (response, _) = try await inFlight.value
+                #expect(response.status == .ok)
+                #expect(jar.count == 0, "the old session's cookie was stored after sign-out")
+                let seen = try RedirectHarness.headers(
+                    try await Harness.get(client, RedirectHarness.url(RedirectHarness.originHost, server, "/headers")).1
+                )
+                #expect(seen["cookie"] == nil)
+                #expect(!monitor.events.contains { $0.description.contains("old-session") })
+            }
+        )
     }
 
     /// Defect 9: the read timer must count from when the request was written, not from the connection's last read:
@@ -227,20 +246,21 @@ struct HardeningTimingTests {
         let harness = try RedirectHarness()
         try await harness.withOrigin(
             alpn: ["http/1.1"],
-            configure: { $0.timeouts.idleRead = .seconds(2) }
-        ) { server, client, _ in
-            _ = try await Harness.get(client, RedirectHarness.url(RedirectHarness.originHost, server, "/hello"))
-            // Idle past one read-timeout period: the old timer fired once (ignored while idle) and fires again at 4 s
-            // after the last read, 1 s after the next request is written.
-            try await Task.sleep(for: .seconds(3))
-            let (response, body) = try await Harness.get(
-                client,
-                RedirectHarness.url(RedirectHarness.originHost, server, "/slow/1400")
-            )
-            #expect(response.status == .ok)
-            #expect(body == "slow")
-            #expect(Set(server.requests.map(\.connectionID)).count == 1, "the second request reused the connection")
-        }
+            configure: { $0.timeouts.idleRead = .seconds(2) },
+            { server, client, _ in
+                _ = try await Harness.get(client, RedirectHarness.url(RedirectHarness.originHost, server, "/hello"))
+                // Idle past one read-timeout period: the old timer fired once (ignored while idle) and fires again at 4 s
+                // after the last read, 1 s after the next request is written.
+                try await Task.sleep(for: .seconds(3))
+                let (response, body) = try await Harness.get(
+                    client,
+                    RedirectHarness.url(RedirectHarness.originHost, server, "/slow/1400")
+                )
+                #expect(response.status == .ok)
+                #expect(body == "slow")
+                #expect(Set(server.requests.map(\.connectionID)).count == 1, "the second request reused the connection")
+            }
+        )
     }
 
     /// Defect 10: the request's deadline covers the TLS handshake.
@@ -273,25 +293,26 @@ struct HardeningTimingTests {
         let harness = try RedirectHarness()
         try await harness.withOrigin(
             alpn: ["http/1.1"],
-            configure: { $0.pool.maximumConnectionsPerHost = 1 }
-        ) { server, client, _ in
-            let slow = RedirectHarness.url(RedirectHarness.originHost, server, "/slow/4000")
-            let hello = RedirectHarness.url(RedirectHarness.originHost, server, "/hello")
-            let holder = Task { try await Harness.get(client, slow) }
-            while server.requests.isEmpty { try await Task.sleep(for: .milliseconds(20)) }
+            configure: { $0.pool.maximumConnectionsPerHost = 1 },
+            { server, client, _ in
+                let slow = RedirectHarness.url(RedirectHarness.originHost, server, "/slow/4000")
+                let hello = RedirectHarness.url(RedirectHarness.originHost, server, "/hello")
+                let holder = Task { try await Harness.get(client, slow) }
+                while server.requests.isEmpty { try await Task.sleep(for: .milliseconds(20)) }
 
-            await Harness.expectError(.deadlineExceeded) {
-                _ = try await client.execute(try BulwarkRequest(url: hello), timeout: .milliseconds(300))
+                await Harness.expectError(.deadlineExceeded) {
+                    _ = try await client.execute(try BulwarkRequest(url: hello), timeout: .milliseconds(300))
+                }
+                let waiter = Task { try await client.execute(try BulwarkRequest(url: hello)) }
+                try await Task.sleep(for: .milliseconds(200))
+                waiter.cancel()
+                await Harness.expectError(.cancelled) { _ = try await waiter.value }
+                // Both ended while the connection was still busy with the slow request.
+                #expect(server.requests.count == 1, "a waiting request was sent: \(server.requests.map(\.uri))")
+                _ = try await holder.value
+                // The pool is intact: the connection serves the next request.
+                _ = try await Harness.get(client, hello)
             }
-            let waiter = Task { try await client.execute(try BulwarkRequest(url: hello)) }
-            try await Task.sleep(for: .milliseconds(200))
-            waiter.cancel()
-            await Harness.expectError(.cancelled) { _ = try await waiter.value }
-            // Both ended while the connection was still busy with the slow request.
-            #expect(server.requests.count == 1, "a waiting request was sent: \(server.requests.map(\.uri))")
-            _ = try await holder.value
-            // The pool is intact: the connection serves the next request.
-            _ = try await Harness.get(client, hello)
-        }
+        )
     }
 }

@@ -283,7 +283,11 @@ struct InteropErrorMessageTests {
 
     /// Issues a leaf for `localhost` with the `openssl` command (the in-process factory makes neither weak keys nor
     /// SHA-1 signatures) from `issuer`'s intermediate, and starts `s_server` with it and that intermediate.
-    static func startWithOpenSSLLeaf(issuer: TestChain, newKey: [String], digest: String) async throws
+    static func startWithOpenSSLLeaf(
+        issuer: TestChain,
+        newKey: [String],
+        digest: String
+    ) async throws
         -> OpenSSLServer
     {
         let openssl = try ExternalPeers.findTool("openssl")

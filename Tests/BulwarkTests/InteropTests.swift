@@ -172,8 +172,10 @@ struct InteropPeerTests {
         )
         #expect(relative.output.lowercased().contains("location: /hello\r\n"))
         let followed = try await ExternalPeers.curl(
-            trust + ["--location", "--write-out", "%{http_code} %{num_redirects}", "--output", "/dev/null",
-                "\(base)/chain/1"]
+            trust + [
+                "--location", "--write-out", "%{http_code} %{num_redirects}", "--output", "/dev/null",
+                "\(base)/chain/1",
+            ]
         )
         #expect(followed.output == "200 7")
         let loop = try await ExternalPeers.curl(trust + ["--location", "--max-redirs", "10", "\(base)/loop"])
@@ -201,8 +203,10 @@ struct InteropPeerTests {
 
         let sClient = try await ExternalPeers.run(
             try ExternalPeers.findTool("openssl"),
-            ["s_client", "-connect", "127.0.0.1:\(nginx.port)", "-servername", "localhost", "-tls1_1",
-                "-cipher", "DEFAULT@SECLEVEL=0", "-CAfile", nginx.rootPEMPath]
+            [
+                "s_client", "-connect", "127.0.0.1:\(nginx.port)", "-servername", "localhost", "-tls1_1",
+                "-cipher", "DEFAULT@SECLEVEL=0", "-CAfile", nginx.rootPEMPath,
+            ]
         )
         #expect(sClient.output.contains("Protocol  : TLSv1.1"), "\(sClient.output)")
         #expect(sClient.output.contains("Verify return code: 0 (ok)"))
@@ -329,12 +333,13 @@ struct InteropClientTests {
         defer { nginx.stop() }
         try await withClient(
             .default(roots: .custom([root])),
-            configure: { $0.tls.applicationProtocols = ["http/1.1"] }
-        ) { client in
-            let (response, body) = try await get(client, port: nginx.port, "/hello")
-            #expect(response.httpVersion == "http/1.1")
-            #expect(String(buffer: body) == "hello from nginx\n")
-        }
+            configure: { $0.tls.applicationProtocols = ["http/1.1"] },
+            { client in
+                let (response, body) = try await get(client, port: nginx.port, "/hello")
+                #expect(response.httpVersion == "http/1.1")
+                #expect(String(buffer: body) == "hello from nginx\n")
+            }
+        )
         #expect(try await nginx.accessLog(atLeast: 1).map(\.protocolVersion) == ["HTTP/1.1"])
     }
 
@@ -369,11 +374,15 @@ struct InteropClientTests {
         let nginx = try await NginxServer.start(chain: chain)
         defer { nginx.stop() }
         let expected = try Data(contentsOf: nginx.gzipFile)
-        try await withClient(.default(roots: .custom([root])), configure: { $0.decompression = nil }) { client in
-            let (response, body) = try await get(client, port: nginx.port, "/gzip")
-            #expect(response.headers["content-encoding"].isEmpty)
-            #expect(Data(body.readableBytesView) == expected)
-        }
+        try await withClient(
+            .default(roots: .custom([root])),
+            configure: { $0.decompression = nil },
+            { client in
+                let (response, body) = try await get(client, port: nginx.port, "/gzip")
+                #expect(response.headers["content-encoding"].isEmpty)
+                #expect(Data(body.readableBytesView) == expected)
+            }
+        )
     }
 
     @Test("nginx /chunked over HTTP/1.1: body intact, connection reused afterwards")

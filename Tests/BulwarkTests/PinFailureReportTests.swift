@@ -54,8 +54,14 @@ struct PinFailureReportTests {
         let collectorChain = try TestChain.make(host: Self.collectorHost)
         let collector = try await Harness.server(collectorChain)
         let interceptor = try await TestHTTPSServer.startInterceptor(forging: Harness.host)
-        let client = try client(interceptor: interceptor, collectorPort: collector.port, collectorRoot: collectorChain.root.certificate)
-        await Harness.expectError(.trustRefused) { _ = try await Harness.get(client, Harness.url(interceptor, "/hello")) }
+        let client = try client(
+            interceptor: interceptor,
+            collectorPort: collector.port,
+            collectorRoot: collectorChain.root.certificate
+        )
+        await Harness.expectError(.trustRefused) {
+            _ = try await Harness.get(client, Harness.url(interceptor, "/hello"))
+        }
         try await Self.waitForRequests(collector, count: 1)
         let request = try #require(collector.requests.first)
         #expect(request.method == "POST")
@@ -99,7 +105,9 @@ struct PinFailureReportTests {
         try await Task.sleep(for: .milliseconds(500))
         #expect(interceptor.acceptedConnections == 3)
         #expect(collector.requests.count == 1)
-        let report = try #require(try JSONSerialization.jsonObject(with: Data(collector.requests[0].body)) as? [String: Any])
+        let report = try #require(
+            try JSONSerialization.jsonObject(with: Data(collector.requests[0].body)) as? [String: Any]
+        )
         #expect(report["enforce-pinning"] as? Bool == false)
         try await client.shutdown()
         try await collector.shutdown()
@@ -112,9 +120,15 @@ struct PinFailureReportTests {
         stalled.behavior = .stallHandshake
         let collector = try await TestHTTPSServer.start(configuration: stalled)
         let interceptor = try await TestHTTPSServer.startInterceptor(forging: Harness.host)
-        let client = try client(interceptor: interceptor, collectorPort: collector.port, collectorRoot: collectorChain.root.certificate)
+        let client = try client(
+            interceptor: interceptor,
+            collectorPort: collector.port,
+            collectorRoot: collectorChain.root.certificate
+        )
         let start = ContinuousClock.now
-        await Harness.expectError(.trustRefused) { _ = try await Harness.get(client, Harness.url(interceptor, "/hello")) }
+        await Harness.expectError(.trustRefused) {
+            _ = try await Harness.get(client, Harness.url(interceptor, "/hello"))
+        }
         let elapsed = ContinuousClock.now - start
         // The report hangs in a stalled TLS handshake for its 10 s timeout; the request must not wait for it.
         #expect(elapsed < .seconds(5), "the refused request took \(elapsed)")

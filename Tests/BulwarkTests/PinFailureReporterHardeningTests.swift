@@ -51,7 +51,9 @@ struct PinFailureReporterHardeningTests {
             configuration.allowlist = try! HostAllowlist(patterns: [Harness.host])
             configuration.eventMonitor = monitor
         }
-        await Harness.expectError(.trustRefused) { _ = try await Harness.get(client, Harness.url(interceptor, "/hello")) }
+        await Harness.expectError(.trustRefused) {
+            _ = try await Harness.get(client, Harness.url(interceptor, "/hello"))
+        }
         for _ in 0..<40 where !monitor.events.contains(where: { $0.kind == .requestRefusedByAllowlist }) {
             try await Task.sleep(for: .milliseconds(50))
         }
@@ -72,7 +74,10 @@ struct PinFailureReporterHardeningTests {
         stalled.behavior = .stallHandshake
         let collector = try await TestHTTPSServer.start(configuration: stalled)
         let monitor = RecordingEventMonitor()
-        var reporting = try self.reporting(collectorPort: collector.port, collectorRoot: collectorChain.root.certificate)
+        var reporting = try self.reporting(
+            collectorPort: collector.port,
+            collectorRoot: collectorChain.root.certificate
+        )
         reporting.timeout = .seconds(5)
         var configuration = BulwarkClient.Configuration(trust: ServerTrustManager(patterns: []))
         configuration.resolveOverrides["\(Self.collectorHost):\(collector.port)"] = "127.0.0.1"

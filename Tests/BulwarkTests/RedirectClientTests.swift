@@ -152,7 +152,9 @@ struct RedirectClientTests {
         let evil = try await self.harness.server()
         let monitor = RecordingEventMonitor()
         let client = try self.harness.client(
-            hosts: [Self.a, Self.evil], ports: [server.port, evil.port], monitor: monitor
+            hosts: [Self.a, Self.evil],
+            ports: [server.port, evil.port],
+            monitor: monitor
         ) {
             $0.redirects.allowedPorts = [evil.port]
         }
@@ -176,7 +178,8 @@ struct RedirectClientTests {
         #expect(
             !monitor.events.contains {
                 String(describing: $0).contains("secret") || $0.details.values.contains { $0.contains("secret") }
-            })
+            }
+        )
         try await client.shutdown()
         try await server.shutdown()
         try await evil.shutdown()
@@ -184,16 +187,22 @@ struct RedirectClientTests {
 
     @Test(".returnRedirectResponse returns the refused redirect with its history")
     func returnRedirectResponse() async throws {
-        try await self.harness.withOrigin(configure: {
-            $0.redirects.onRefusal = .returnRedirectResponse
-        }) { server, client, monitor in
-            let start = RedirectHarness.url(
-                Self.a, server, RedirectHarness.redirect(302, to: "https://elsewhere.example/"))
-            let response = try await client.execute(try BulwarkRequest(url: start))
-            #expect(response.status == .found)
-            #expect(response.headers.first(name: "location") == "https://elsewhere.example/")
-            #expect(response.redirects.map(\.decision.shortDescription) == ["refuse:host_not_allowed"])
-        }
+        try await self.harness.withOrigin(
+            configure: {
+                $0.redirects.onRefusal = .returnRedirectResponse
+            },
+            { server, client, monitor in
+                let start = RedirectHarness.url(
+                    Self.a,
+                    server,
+                    RedirectHarness.redirect(302, to: "https://elsewhere.example/")
+                )
+                let response = try await client.execute(try BulwarkRequest(url: start))
+                #expect(response.status == .found)
+                #expect(response.headers.first(name: "location") == "https://elsewhere.example/")
+                #expect(response.redirects.map(\.decision.shortDescription) == ["refuse:host_not_allowed"])
+            }
+        )
     }
 
     @Test("a port change is refused unless listed; the other port is never contacted")
@@ -202,7 +211,10 @@ struct RedirectClientTests {
         let other = try await self.harness.server()
         let client = try self.harness.client(hosts: [Self.a], ports: [server.port, other.port])
         let start = RedirectHarness.url(
-            Self.a, server, RedirectHarness.redirect(302, to: RedirectHarness.url(Self.a, other, "/hello")))
+            Self.a,
+            server,
+            RedirectHarness.redirect(302, to: RedirectHarness.url(Self.a, other, "/hello"))
+        )
         let error = await Harness.expectError(.redirectRefused) {
             _ = try await client.execute(try BulwarkRequest(url: start))
         }
@@ -237,7 +249,9 @@ struct RedirectClientTests {
         }
         let insecure = monitor.events.filter { $0.kind == .insecureOptionUsed }.map(\.shortDescription)
         #expect(
-            insecure.filter { $0 == "insecure_option_used:https_to_http_redirect" }.count == 2, "every use is reported")
+            insecure.filter { $0 == "insecure_option_used:https_to_http_redirect" }.count == 2,
+            "every use is reported"
+        )
         try await strict.shutdown()
         try await lenient.shutdown()
         try await server.shutdown()
@@ -259,7 +273,8 @@ struct RedirectClientTests {
             #expect(
                 error?.redirects.map(\.decision.shortDescription) == Array(repeating: "follow", count: 5) + [
                     "refuse:too_many_hops"
-                ])
+                ]
+            )
             #expect(server.requests.count == 6)
             #expect(!server.requests.contains { $0.path == "/hello" })
         }
@@ -298,39 +313,47 @@ struct RedirectClientTests {
 
     @Test("doNotFollow returns the redirect untouched, without events")
     func doNotFollow() async throws {
-        try await self.harness.withOrigin(configure: {
-            $0.redirects = .doNotFollow
-        }) { server, client, monitor in
-            let (response, _) = try await Harness.get(
-                client, RedirectHarness.url(Self.a, server, RedirectHarness.redirect(302, to: "/hello")))
-            #expect(response.status == .found)
-            #expect(response.redirects.isEmpty)
-            #expect(server.requests.count == 1)
-            #expect(!monitor.events.contains { $0.kind == .redirectRefused || $0.kind == .redirectFollowed })
-        }
+        try await self.harness.withOrigin(
+            configure: {
+                $0.redirects = .doNotFollow
+            },
+            { server, client, monitor in
+                let (response, _) = try await Harness.get(
+                    client,
+                    RedirectHarness.url(Self.a, server, RedirectHarness.redirect(302, to: "/hello"))
+                )
+                #expect(response.status == .found)
+                #expect(response.redirects.isEmpty)
+                #expect(server.requests.count == 1)
+                #expect(!monitor.events.contains { $0.kind == .redirectRefused || $0.kind == .redirectFollowed })
+            }
+        )
     }
 
     @Test("a per-hop handler sees each hop and can add a header or refuse")
     func handler() async throws {
-        try await self.harness.withOrigin(configure: {
-            $0.redirects.handler = { hop, follow in
-                guard follow.url.path() != "/hello" else { return .refuse("no hello") }
-                var modified = follow
-                modified.headers.append(HeaderField(name: "X-Hop", value: String(hop.number)))
-                return .modify(modified)
+        try await self.harness.withOrigin(
+            configure: {
+                $0.redirects.handler = { hop, follow in
+                    guard follow.url.path() != "/hello" else { return .refuse("no hello") }
+                    var modified = follow
+                    modified.headers.append(HeaderField(name: "X-Hop", value: String(hop.number)))
+                    return .modify(modified)
+                }
+            },
+            { server, client, monitor in
+                let (response, body) = try await Harness.get(
+                    client,
+                    RedirectHarness.url(Self.a, server, RedirectHarness.chain(of: 2, to: "/headers"))
+                )
+                #expect(try RedirectHarness.headers(body)["x-hop"] == "1, 2")
+                #expect(response.redirects.count == 2)
+                let refused = RedirectHarness.url(Self.a, server, RedirectHarness.redirect(302, to: "/hello"))
+                let error = await Harness.expectError(.redirectRefused) {
+                    _ = try await client.execute(try BulwarkRequest(url: refused))
+                }
+                #expect(error?.redirectRefusal?.reason == .refusedByHandler(detail: "no hello"))
             }
-        }) { server, client, monitor in
-            let (response, body) = try await Harness.get(
-                client,
-                RedirectHarness.url(Self.a, server, RedirectHarness.chain(of: 2, to: "/headers"))
-            )
-            #expect(try RedirectHarness.headers(body)["x-hop"] == "1, 2")
-            #expect(response.redirects.count == 2)
-            let refused = RedirectHarness.url(Self.a, server, RedirectHarness.redirect(302, to: "/hello"))
-            let error = await Harness.expectError(.redirectRefused) {
-                _ = try await client.execute(try BulwarkRequest(url: refused))
-            }
-            #expect(error?.redirectRefusal?.reason == .refusedByHandler(detail: "no hello"))
-        }
+        )
     }
 }

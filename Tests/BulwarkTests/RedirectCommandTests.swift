@@ -32,7 +32,7 @@ struct RedirectCommandTests {
             status: 0,
             json:
                 #"{"decision":"follow","url":"https://cdn.example.com/a?b=c","method":"GET","#
-                    + #""headers":{"accept":"*/*"},"stripped":["authorization","content-type","cookie"]}"#
+                + #""headers":{"accept":"*/*"},"stripped":["authorization","content-type","cookie"]}"#
         ),
         JSONCase(
             name: "same-origin 307 of a POST keeps everything",
@@ -43,7 +43,7 @@ struct RedirectCommandTests {
             status: 0,
             json:
                 #"{"decision":"follow","url":"https://api.example.com/v2/login","method":"POST","#
-                    + #""headers":{"authorization":"Bearer t0ken","content-type":"text/plain"},"stripped":[]}"#
+                + #""headers":{"authorization":"Bearer t0ken","content-type":"text/plain"},"stripped":[]}"#
         ),
         JSONCase(
             name: "303 of a PUT becomes GET",
@@ -61,7 +61,7 @@ struct RedirectCommandTests {
             status: 1,
             json:
                 #"{"decision":"refuse","reason":"host_not_allowed","#
-                    + #""detail":"the host evil.example.org is not in the redirect allowlist"}"#
+                + #""detail":"the host evil.example.org is not in the redirect allowlist"}"#
         ),
         JSONCase(
             name: "several patterns after one --allow",
@@ -90,7 +90,7 @@ struct RedirectCommandTests {
             status: 1,
             json:
                 #"{"decision":"refuse","reason":"control_character","#
-                    + #""detail":"the Location holds a control or invisible formatting character (U+000D)"}"#
+                + #""detail":"the Location holds a control or invisible formatting character (U+000D)"}"#
         ),
         JSONCase(
             name: "userinfo confusion",
@@ -98,7 +98,7 @@ struct RedirectCommandTests {
             status: 1,
             json:
                 #"{"decision":"refuse","reason":"userinfo","#
-                    + #""detail":"the Location carries user information (user:password@), which is never followed"}"#
+                + #""detail":"the Location carries user information (user:password@), which is never followed"}"#
         ),
         JSONCase(
             name: "downgrade",
@@ -106,8 +106,8 @@ struct RedirectCommandTests {
             status: 1,
             json:
                 #"{"decision":"refuse","reason":"scheme_downgrade","#
-                    + #""detail":"a redirect from https to http is refused: "#
-                    + #"the rest of the exchange would travel unencrypted"}"#
+                + #""detail":"a redirect from https to http is refused: "#
+                + #"the rest of the exchange would travel unencrypted"}"#
         ),
         JSONCase(
             name: "304 is not a redirect",
@@ -115,7 +115,7 @@ struct RedirectCommandTests {
             status: 1,
             json:
                 #"{"decision":"refuse","reason":"not_a_redirect","#
-                    + #""detail":"status 304 is not a redirect; only 301, 302, 303, 307 and 308 are followed"}"#
+                + #""detail":"status 304 is not a redirect; only 301, 302, 303, 307 and 308 are followed"}"#
         ),
         JSONCase(
             name: "hop 5 is followed",
@@ -135,8 +135,8 @@ struct RedirectCommandTests {
             status: 1,
             json:
                 #"{"decision":"refuse","reason":"loop","#
-                    + #""detail":"https://api.example.com/login was already requested in this chain "#
-                    + #"(a redirect loop)"}"#
+                + #""detail":"https://api.example.com/login was already requested in this chain "#
+                + #"(a redirect loop)"}"#
         ),
         JSONCase(
             name: "port change, then listed",
@@ -144,7 +144,7 @@ struct RedirectCommandTests {
             status: 1,
             json:
                 #"{"decision":"refuse","reason":"port_change","#
-                    + #""detail":"the port changes from 443 to 8443, which is not an allowed redirect port"}"#
+                + #""detail":"the port changes from 443 to 8443, which is not an allowed redirect port"}"#
         ),
         JSONCase(
             name: "listed port: origin changes, credentials stripped",
@@ -155,7 +155,7 @@ struct RedirectCommandTests {
             status: 0,
             json:
                 #"{"decision":"follow","url":"https://api.example.com:8443/","method":"GET","headers":{},"#
-                    + #""stripped":["authorization"]}"#
+                + #""stripped":["authorization"]}"#
         ),
         JSONCase(
             name: "quotes and backslashes in values are escaped",
@@ -163,7 +163,7 @@ struct RedirectCommandTests {
             status: 0,
             json:
                 #"{"decision":"follow","url":"https://api.example.com/x","method":"GET","#
-                    + #""headers":{"x-quote":"a \"b\" \\c"},"stripped":[]}"#
+                + #""headers":{"x-quote":"a \"b\" \\c"},"stripped":[]}"#
         ),
     ]
 
@@ -193,7 +193,8 @@ struct RedirectCommandTests {
                   from: https://api.example.com/login
                   to: javascript:alert(1)
 
-                """)
+                """
+        )
     }
 
     @Test(
@@ -246,7 +247,9 @@ struct RedirectCommandTests {
             [
                 "fetch",
                 Harness.url(
-                    server, RedirectHarness.redirect(302, to: RedirectHarness.redirect(308, to: "/hello?q=secret"))),
+                    server,
+                    RedirectHarness.redirect(302, to: RedirectHarness.redirect(308, to: "/hello?q=secret"))
+                ),
             ]
                 + trust
         )
@@ -257,7 +260,8 @@ struct RedirectCommandTests {
             Array(lines.prefix(2)) == [
                 "redirect 1: 302 \(base)/redirect/302 -> GET \(base)/redirect/308: follow",
                 "redirect 2: 308 \(base)/redirect/308 -> GET \(base)/hello: follow",
-            ])
+            ]
+        )
         #expect(!followed.stderr.contains("secret"))
 
         let refused = try await CLI.run(
@@ -268,7 +272,8 @@ struct RedirectCommandTests {
             refused.stderr.hasPrefix(
                 "redirect 1: 301 \(base)/redirect/301 -> https://elsewhere.example/: refused (host_not_allowed): "
                     + "the host elsewhere.example is not in the redirect allowlist\n"
-            ))
+            )
+        )
         #expect(refused.stderr.contains("bulwark fetch: redirect_refused (\(Harness.host)): redirect (301) from"))
 
         let limited = try await CLI.run(
@@ -280,6 +285,7 @@ struct RedirectCommandTests {
         #expect(
             server.requests.map(\.path) == [
                 "/redirect/302", "/redirect/308", "/hello", "/redirect/301", "/redirect/302", "/redirect/302",
-            ])
+            ]
+        )
     }
 }

@@ -123,7 +123,11 @@ struct RedirectHarness {
 }
 
 /// A GET with a bearer token and a session cookie.
-func credentialedRequest(_ url: String, method: HTTPMethod = .GET, body: BulwarkRequest.Body? = nil) throws
+func credentialedRequest(
+    _ url: String,
+    method: HTTPMethod = .GET,
+    body: BulwarkRequest.Body? = nil
+) throws
     -> BulwarkRequest
 {
     try BulwarkRequest(

@@ -69,7 +69,8 @@ struct InteropRedirectTests {
                 "GET /r307 HTTP/2.0", "GET /hello HTTP/2.0", "GET /r308 HTTP/2.0", "GET /hello HTTP/2.0",
                 "POST /r301 HTTP/2.0", "GET /hello HTTP/2.0", "POST /r302 HTTP/2.0", "GET /hello HTTP/2.0",
                 "POST /r307 HTTP/2.0", "POST /hello HTTP/2.0", "POST /r308 HTTP/2.0", "POST /hello HTTP/2.0",
-            ])
+            ]
+        )
     }
 
     @Test("a relative Location is resolved against the request URL")
@@ -78,7 +79,8 @@ struct InteropRedirectTests {
         defer { nginx.stop() }
         try await self.withClient { client, _ in
             let response = try await client.execute(
-                try BulwarkRequest(url: "https://localhost:\(nginx.port)/r302-relative"))
+                try BulwarkRequest(url: "https://localhost:\(nginx.port)/r302-relative")
+            )
             #expect(String(buffer: try await response.body.collect(upTo: 1024)) == "hello from nginx\n")
             #expect(response.url.absoluteString == "https://localhost:\(nginx.port)/hello")
         }
@@ -129,7 +131,8 @@ struct InteropRedirectTests {
                 "GET /chain/7 HTTP/1.1", "GET /hello HTTP/1.1",
                 "GET /chain/2 HTTP/1.1", "GET /chain/3 HTTP/1.1", "GET /chain/4 HTTP/1.1", "GET /chain/5 HTTP/1.1",
                 "GET /chain/6 HTTP/1.1", "GET /chain/7 HTTP/1.1",
-            ])
+            ]
+        )
         #expect(Set(log.map(\.connection)).count == 1, "redirect bodies are drained and the connection reused: \(log)")
     }
 
@@ -137,11 +140,16 @@ struct InteropRedirectTests {
     func raisedLimit() async throws {
         let nginx = try await NginxServer.start(chain: self.chain)
         defer { nginx.stop() }
-        try await self.withClient(configure: { $0.redirects.maximumHops = 7 }) { client, monitor in
-            let response = try await client.execute(try BulwarkRequest(url: "https://localhost:\(nginx.port)/chain/1"))
-            #expect(String(buffer: try await response.body.collect(upTo: 1024)) == "hello from nginx\n")
-            #expect(response.redirects.count == 7)
-            #expect(monitor.events.filter { $0.kind == .redirectFollowed }.count == 7)
-        }
+        try await self.withClient(
+            configure: { $0.redirects.maximumHops = 7 },
+            { client, monitor in
+                let response = try await client.execute(
+                    try BulwarkRequest(url: "https://localhost:\(nginx.port)/chain/1")
+                )
+                #expect(String(buffer: try await response.body.collect(upTo: 1024)) == "hello from nginx\n")
+                #expect(response.redirects.count == 7)
+                #expect(monitor.events.filter { $0.kind == .redirectFollowed }.count == 7)
+            }
+        )
     }
 }

@@ -136,7 +136,8 @@ struct RedirectPropertyTests {
             requestsSent += recorded.count
             #expect(
                 recorded.count == expected.count,
-                "graph \(graph): \(recorded.count) requests for \(expected.count) URLs")
+                "graph \(graph): \(recorded.count) requests for \(expected.count) URLs"
+            )
             let startOrigin = origins[0].canonical
             var leftOrigin = false
             for (position, url) in expected.enumerated() {
@@ -166,7 +167,9 @@ struct RedirectPropertyTests {
                         follow.method
                             == Self.expectedMethod(
                                 history[position - 1].status,
-                                previous: Self.method(at: position - 1, request: request, history: history)))
+                                previous: Self.method(at: position - 1, request: request, history: history)
+                            )
+                    )
                     if follow.changesOrigin { crossOriginFollows += 1 }
                 }
             }
@@ -185,7 +188,8 @@ struct RedirectPropertyTests {
                     events.contains {
                         $0.kind == .redirectRefused && $0.details["from"] == refusal.from
                             && $0.reason == refusal.shortDescription
-                    })
+                    }
+                )
             }
             for event in events {
                 let text = String(describing: event) + event.details.values.joined()
@@ -274,7 +278,10 @@ struct RedirectPropertyTests {
         return "\(origin.prefix)\(path)"
     }
 
-    static func randomRequestShape(graph: Int, using random: inout SeededGenerator) -> (
+    static func randomRequestShape(
+        graph: Int,
+        using random: inout SeededGenerator
+    ) -> (
         HTTPMethod, BulwarkRequest.Body?
     ) {
         switch Int.random(in: 0..<6, using: &random) {

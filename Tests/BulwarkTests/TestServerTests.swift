@@ -13,7 +13,12 @@ struct TestServerTests {
 
     @Test func servesHTTP11() async throws {
         let (server, chain) = try await Self.startServer()
-        let result = try await Self.curl(server, chain.root, ["--http1.1", "-w", " %{http_version}"], paths: ["/hello"])
+        let result = try await Self.curl(
+            server,
+            chain.root,
+            ["--http1.1", "-w", " %{http_version}"],
+            paths: ["/hello"]
+        )
         #expect(result.exitCode == 0, "\(result.stderr)")
         #expect(result.stdoutText == "hello 1.1")
         #expect(server.acceptedConnections == 1)
@@ -49,7 +54,12 @@ struct TestServerTests {
         let (server, chain) = try await Self.startServer()
         let count = 300_001
         for path in ["/bytes/\(count)", "/chunked/\(count)"] {
-            let result = try await Self.curl(server, chain.root, [protocolFlag, "-D", "-", "-o", "BODY"], paths: [path])
+            let result = try await Self.curl(
+                server,
+                chain.root,
+                [protocolFlag, "-D", "-", "-o", "BODY"],
+                paths: [path]
+            )
             #expect(result.exitCode == 0, "\(path): \(result.stderr)")
             #expect(result.file("BODY") == TestHTTPSServer.bytesBody(count: count), "\(path)")
             let head = result.stdoutText.lowercased()
@@ -137,7 +147,12 @@ struct TestServerTests {
     @Test(arguments: ["--http1.1", "--http2"])
     func headGetsTheHeadOnly(protocolFlag: String) async throws {
         let (server, chain) = try await Self.startServer()
-        let result = try await Self.curl(server, chain.root, [protocolFlag, "--head"], paths: ["/bytes/5000", "/hello"])
+        let result = try await Self.curl(
+            server,
+            chain.root,
+            [protocolFlag, "--head"],
+            paths: ["/bytes/5000", "/hello"]
+        )
         #expect(result.exitCode == 0, "\(result.stderr)")
         let head = result.stdoutText.lowercased()
         #expect(head.contains("content-length: 5000"))
@@ -158,7 +173,12 @@ struct TestServerTests {
         )
         let lines = result.stdoutText.split(separator: "\n").map(String.init)
         #expect(lines == ["418 ", "307 \(server.url("/hello?x=1", host: Self.host))", "404 "], "\(result.stderr)")
-        let bad = try await Self.curl(server, chain.root, ["-o", "/dev/null", "-w", "%{http_code}"], paths: ["/slow/x"])
+        let bad = try await Self.curl(
+            server,
+            chain.root,
+            ["-o", "/dev/null", "-w", "%{http_code}"],
+            paths: ["/slow/x"]
+        )
         #expect(bad.stdoutText == "400")
         try await server.shutdown()
     }
@@ -166,7 +186,12 @@ struct TestServerTests {
     @Test(arguments: ["--http1.1", "--http2"])
     func closeRouteClosesTheConnection(protocolFlag: String) async throws {
         let (server, chain) = try await Self.startServer()
-        let result = try await Self.curl(server, chain.root, [protocolFlag, "-D", "HEAD"], paths: ["/close", "/hello"])
+        let result = try await Self.curl(
+            server,
+            chain.root,
+            [protocolFlag, "-D", "HEAD"],
+            paths: ["/close", "/hello"]
+        )
         #expect(result.stdoutText == "byehello", "\(result.stderr)")
         if protocolFlag == "--http1.1" {
             #expect(result.fileText("HEAD").lowercased().contains("connection: close"))
@@ -281,7 +306,12 @@ struct TestServerTests {
     func truncatedChunkedBodyIsDetected(protocolFlag: String) async throws {
         let (server, chain) = try await Self.startServer(behavior: .truncatedChunkedBody)
         let count = 100_000
-        let result = try await Self.curl(server, chain.root, [protocolFlag, "-o", "BODY"], paths: ["/chunked/\(count)"])
+        let result = try await Self.curl(
+            server,
+            chain.root,
+            [protocolFlag, "-o", "BODY"],
+            paths: ["/chunked/\(count)"]
+        )
         // HTTP/1.1: "transfer closed with outstanding read data remaining"; HTTP/2: "stream 1 was not closed cleanly".
         #expect(result.exitCode == 18, "\(result.stderr)")
         #expect(result.file("BODY") == TestHTTPSServer.bytesBody(count: count / 2))

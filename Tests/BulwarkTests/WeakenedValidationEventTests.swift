@@ -7,7 +7,11 @@ import Testing
 /// reported as `insecure_option_used` on every handshake they decide, as `.disabled` already was.
 @Suite("Weakened validation is reported on every handshake")
 struct WeakenedValidationEventTests {
-    func insecureEvents(evaluator: any ServerTrustEvaluating, chain: TestChain, requests: Int = 2) async throws
+    func insecureEvents(
+        evaluator: any ServerTrustEvaluating,
+        chain: TestChain,
+        requests: Int = 2
+    ) async throws
         -> [SecurityEvent]
     {
         let server = try await Harness.server(chain)
@@ -48,7 +52,11 @@ struct WeakenedValidationEventTests {
         #expect(events.count == 2)
         #expect(events.allSatisfy { $0.reason == "default_validation_skipped" })
         let certificateEvents = try await self.insecureEvents(
-            evaluator: .pinnedCertificates([chain.intermediate!.certificate], roots: .custom([]), performDefaultValidation: false),
+            evaluator: .pinnedCertificates(
+                [chain.intermediate!.certificate],
+                roots: .custom([]),
+                performDefaultValidation: false
+            ),
             chain: chain
         )
         #expect(certificateEvents.map(\.reason) == ["default_validation_skipped", "default_validation_skipped"])
@@ -56,7 +64,10 @@ struct WeakenedValidationEventTests {
 
     @Test func theSecureDefaultsReportNothing() async throws {
         let chain = try TestChain.make(host: Harness.host)
-        let events = try await self.insecureEvents(evaluator: .default(roots: .custom([chain.root.certificate])), chain: chain)
+        let events = try await self.insecureEvents(
+            evaluator: .default(roots: .custom([chain.root.certificate])),
+            chain: chain
+        )
         #expect(events.isEmpty)
     }
 }

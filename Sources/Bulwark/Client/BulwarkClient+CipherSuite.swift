@@ -27,7 +27,10 @@ extension BulwarkClient.TLSOptions {
         )
         public static let ecdheRSAWithAES128GCMSHA256 = Self(0xC02F, "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256")
         public static let ecdheRSAWithAES256GCMSHA384 = Self(0xC030, "TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384")
-        public static let ecdheRSAWithChaCha20Poly1305SHA256 = Self(0xCCA8, "TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256")
+        public static let ecdheRSAWithChaCha20Poly1305SHA256 = Self(
+            0xCCA8,
+            "TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256"
+        )
         /// CBC suites (MAC-then-encrypt): for old servers only.
         public static let ecdheECDSAWithAES128CBCSHA = Self(0xC009, "TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA")
         public static let ecdheECDSAWithAES256CBCSHA = Self(0xC00A, "TLS_ECDHE_ECDSA_WITH_AES_256_CBC_SHA")

@@ -206,7 +206,8 @@ extension BulwarkClient {
         return BulwarkError(
             .outOfCredentialScope,
             host: host,
-            detail: "\(event.details["target"] ?? host) is outside the scope of every credential, and the store refuses "
+            detail:
+                "\(event.details["target"] ?? host) is outside the scope of every credential, and the store refuses "
                 + "such requests"
         )
     }

@@ -159,7 +159,9 @@ public final class BulwarkClient: Sendable {
     /// Checks a request against everything that can refuse it without the network: the allowlist, the URL, plain
     /// HTTP. Nothing is resolved, connected or refreshed for a refused request.
     func admit(_ request: BulwarkRequest, requestID: UInt64) throws -> RequestTarget {
-        if let allowlist = self.configuration.allowlist, case .refused(let refusal) = allowlist.decision(for: request.url) {
+        if let allowlist = self.configuration.allowlist,
+            case .refused(let refusal) = allowlist.decision(for: request.url)
+        {
             self.configuration.eventMonitor.record(refusal.securityEvent(requestID: requestID))
             throw BulwarkError(.hostNotAllowed, host: refusal.host, detail: String(describing: refusal))
         }

@@ -22,7 +22,9 @@ public struct BulwarkRequest: Sendable, CustomStringConvertible, CustomDebugStri
         /// A body held in memory. It can be sent again, so 307/308 redirects may replay it.
         public static func bytes(_ buffer: ByteBuffer) -> Body { Body(storage: .bytes(buffer)) }
         /// A body held in memory.
-        public static func bytes(_ bytes: some Sequence<UInt8>) -> Body { Body(storage: .bytes(ByteBuffer(bytes: bytes))) }
+        public static func bytes(_ bytes: some Sequence<UInt8>) -> Body {
+            Body(storage: .bytes(ByteBuffer(bytes: bytes)))
+        }
         /// A UTF-8 string body.
         public static func string(_ string: String) -> Body { Body(storage: .bytes(ByteBuffer(string: string))) }
         /// A streamed body. `length` sets `content-length`; without it the body is sent chunked. A streamed body is

@@ -59,7 +59,8 @@ struct Connector: Sendable {
 
     /// The error for TLS options NIOSSL refused when the client was made, in words. The library's own text goes to
     /// ``BulwarkError/debugDescription`` only.
-    static func invalidTLSOptions(_ error: any Error, options: BulwarkClient.TLSOptions, host: String?) -> BulwarkError {
+    static func invalidTLSOptions(_ error: any Error, options: BulwarkClient.TLSOptions, host: String?) -> BulwarkError
+    {
         if let error = error as? BulwarkError { return error }
         return BulwarkError(
             .tlsHandshakeFailed,
@@ -166,7 +167,8 @@ struct Connector: Sendable {
             .flatMap { channel -> EventLoopFuture<(any Channel, Configured, ServerTrustInfo)> in
                 let handshakeLimit = Self.limit(handshakeTimeout, by: deadline)
                 let timeout = eventLoop.scheduleTask(in: handshakeLimit.timeout) {
-                    let code: BulwarkError.Code = handshakeLimit.deadlineBound ? .deadlineExceeded : .tlsHandshakeTimeout
+                    let code: BulwarkError.Code =
+                        handshakeLimit.deadlineBound ? .deadlineExceeded : .tlsHandshakeTimeout
                     handshakePromise.fail(BulwarkError(code, host: host, detail: "during the TLS handshake"))
                     channel.close(promise: nil)
                 }
@@ -239,7 +241,12 @@ struct Connector: Sendable {
                 ) { stream in stream.eventLoop.makeSucceededVoidFuture() }
                 return Configured.http2(NIOLoopBound(multiplexer, eventLoop: channel.eventLoop))
             }
-            let handler = try Self.addHTTP1Handlers(to: sync, host: host, decompression: decompression, idleRead: idleRead)
+            let handler = try Self.addHTTP1Handlers(
+                to: sync,
+                host: host,
+                decompression: decompression,
+                idleRead: idleRead
+            )
             return Configured.http1(NIOLoopBound(handler, eventLoop: channel.eventLoop))
         }.map { channel, configured, trust in
             switch configured {

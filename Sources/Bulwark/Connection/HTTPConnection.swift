@@ -65,7 +65,9 @@ final class HTTP2Connection: Sendable {
     /// Opens a stream ready for one exchange, whose headers in `sensitiveHeaderNames` (lower-case) are sent never
     /// indexed (see ``SensitiveHeaderHandler``). Call on the connection's event loop; the future completes there,
     /// failed only with a ``BulwarkError``.
-    func openStream(sensitiveHeaderNames: Set<String>) -> EventLoopFuture<(any Channel, NIOLoopBound<HTTPExchangeHandler>)> {
+    func openStream(
+        sensitiveHeaderNames: Set<String>
+    ) -> EventLoopFuture<(any Channel, NIOLoopBound<HTTPExchangeHandler>)> {
         let host = self.host
         let decompression = self.decompression
         let idleRead = self.idleRead

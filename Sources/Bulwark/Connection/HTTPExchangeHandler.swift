@@ -62,7 +62,11 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private var host: String { self.machine.host }
 
     init(host: String, idleRead: TimeAmount, maximumInflatedSize: Int = .max) {
-        self.machine = HTTPExchangeStateMachine(host: host, idleRead: idleRead, maximumInflatedSize: maximumInflatedSize)
+        self.machine = HTTPExchangeStateMachine(
+            host: host,
+            idleRead: idleRead,
+            maximumInflatedSize: maximumInflatedSize
+        )
     }
 
     func handlerAdded(context: ChannelHandlerContext) {

@@ -63,10 +63,12 @@ struct HandshakeFailure {
                 sentence = "the server at \(self.authority) supports no TLS version Bulwark accepts; \(requirement)"
             }
         case .noCommonParameters:
-            sentence = "the server at \(self.authority) refused the TLS handshake: it shares no cipher suite, "
+            sentence =
+                "the server at \(self.authority) refused the TLS handshake: it shares no cipher suite, "
                 + "key-exchange group or signature algorithm with Bulwark, or it requires a client certificate"
         case .notTLS:
-            sentence = "the server at \(self.authority) did not answer with TLS (is it a plain HTTP port, or "
+            sentence =
+                "the server at \(self.authority) did not answer with TLS (is it a plain HTTP port, or "
                 + "another protocol?)"
         case .closed(let reason):
             sentence = "the server at \(self.authority) \(reason) during the TLS handshake"

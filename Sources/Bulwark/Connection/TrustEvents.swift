@@ -56,6 +56,11 @@ enum TrustEvents {
         case .pinSetExpired: kind = .pinSetExpired
         case .validationDisabled, .hostNotValidated, .defaultValidationSkipped: kind = .insecureOptionUsed
         }
-        return SecurityEvent(kind: kind, host: host, reason: notice.shortDescription, message: String(describing: notice))
+        return SecurityEvent(
+            kind: kind,
+            host: host,
+            reason: notice.shortDescription,
+            message: String(describing: notice)
+        )
     }
 }

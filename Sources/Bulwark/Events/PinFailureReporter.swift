@@ -85,7 +85,10 @@ final class PinFailureReporter: Sendable {
         let digest = report.deduplicationDigest
         let now = Date()
         let interval = self.configuration.deduplicationInterval
-        enum Admission { case duplicate, dropped, admitted(UInt64) }
+        enum Admission {
+            case duplicate, dropped
+            case admitted(UInt64)
+        }
         let admission = self.state.withLockedValue { state -> Admission in
             if let last = state.sent.value(forKey: digest), now >= last, now.timeIntervalSince(last) < interval {
                 return .duplicate

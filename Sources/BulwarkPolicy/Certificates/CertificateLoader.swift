@@ -11,7 +11,10 @@ public enum CertificateLoader {
     ///
     /// - Parameter source: A label for error messages (usually the file path).
     /// - Throws: ``CertificateLoadingError`` naming `source` when nothing valid is found or a block is malformed.
-    public static func certificates(from bytes: [UInt8], source: String) throws(CertificateLoadingError) -> [Certificate] {
+    public static func certificates(
+        from bytes: [UInt8],
+        source: String
+    ) throws(CertificateLoadingError) -> [Certificate] {
         if let text = String(validating: bytes, as: UTF8.self), text.contains("-----BEGIN ") {
             return try self.certificates(fromPEM: text, source: source)
         }
@@ -24,7 +27,10 @@ public enum CertificateLoader {
     }
 
     /// Parses every `CERTIFICATE` block of a PEM string; other block types are skipped.
-    public static func certificates(fromPEM text: String, source: String) throws(CertificateLoadingError) -> [Certificate] {
+    public static func certificates(
+        fromPEM text: String,
+        source: String
+    ) throws(CertificateLoadingError) -> [Certificate] {
         let documents: [PEMDocument]
         do {
             documents = try PEMDocument.parseMultiple(pemString: text)

@@ -29,7 +29,11 @@ public struct CertificateLoadingError: Error, Hashable, Sendable, CustomStringCo
     }
 
     static func noCertificates(in source: String) -> Self {
-        Self(.noCertificates, source: source, detail: "no certificate found (expected PEM \"BEGIN CERTIFICATE\" or DER)")
+        Self(
+            .noCertificates,
+            source: source,
+            detail: "no certificate found (expected PEM \"BEGIN CERTIFICATE\" or DER)"
+        )
     }
 
     static func malformedPEM(in source: String, detail: String, underlying: String? = nil) -> Self {

@@ -149,7 +149,9 @@ public enum CertificateProblems {
 
     /// The few fields of a certificate needed to say what is wrong with it, read from DER without checking
     /// anything else; nil when the bytes are not a SEQUENCE of a to-be-signed certificate and an algorithm.
-    static func fields(of der: [UInt8]) -> (
+    static func fields(
+        of der: [UInt8]
+    ) -> (
         subject: DistinguishedName?,
         publicKey: (algorithm: ASN1ObjectIdentifier, parameter: ASN1ObjectIdentifier?, bits: [UInt8])?,
         signatureAlgorithm: ASN1ObjectIdentifier?,

@@ -20,7 +20,8 @@ enum NameConstraintChecks {
             }
         }
         guard subtreeBound > 0 else { return nil }
-        let nameBound = (leaf.extensions[oid: .X509ExtensionID.subjectAlternativeName]?.value.count ?? 0) / 2
+        let nameBound =
+            (leaf.extensions[oid: .X509ExtensionID.subjectAlternativeName]?.value.count ?? 0) / 2
             + leaf.subject.reduce(0) { $0 + $1.count }
         if subtreeBound * nameBound <= Self.maximumComparisons { return nil }
         var subtreeCount = 0
@@ -58,7 +59,8 @@ enum NameConstraintChecks {
             let leafNames = (try? ParsedExtensions.of(leaf).subjectAlternativeNames.get()) ?? SubjectAlternativeNames()
             for case .dnsName(let excluded) in constraints.excludedSubtrees {
                 for case .dnsName(let name) in leafNames where Self.wildcard(name, covers: excluded) {
-                    return "\(certificate.subject): excluded name \"\(excluded)\" is covered by the wildcard \"\(name)\""
+                    return
+                        "\(certificate.subject): excluded name \"\(excluded)\" is covered by the wildcard \"\(name)\""
                 }
             }
         }

@@ -20,7 +20,8 @@ final class ParsedExtensionsCache: @unchecked Sendable {
         static func == (lhs: Key, rhs: Key) -> Bool {
             lhs.bytes.withUnsafeBytes { left in
                 rhs.bytes.withUnsafeBytes { right in
-                    left.count == right.count && (left.count == 0 || memcmp(left.baseAddress!, right.baseAddress!, left.count) == 0)
+                    left.count == right.count
+                        && (left.count == 0 || memcmp(left.baseAddress!, right.baseAddress!, left.count) == 0)
                 }
             }
         }

@@ -1,3 +1,5 @@
+import X509
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -5,7 +7,6 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import X509
 
 /// Checks that a certificate is valid for a host (RFC 6125 as browsers apply it).
 ///

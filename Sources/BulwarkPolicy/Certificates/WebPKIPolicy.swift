@@ -221,12 +221,16 @@ struct WebPKIPolicy: VerifierPolicy {
         for case .dnsName(let name) in names {
             var labels = name.split(separator: ".", omittingEmptySubsequences: false)
             if labels.first == "*" { labels.removeFirst() }
-            let valid = !labels.isEmpty && labels.allSatisfy { label in
-                !label.isEmpty && label.utf8.allSatisfy { byte in
-                    (byte >= 0x61 && byte <= 0x7A) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x30 && byte <= 0x39)
-                        || byte == 0x2D
+            let valid =
+                !labels.isEmpty
+                && labels.allSatisfy { label in
+                    !label.isEmpty
+                        && label.utf8.allSatisfy { byte in
+                            (byte >= 0x61 && byte <= 0x7A) || (byte >= 0x41 && byte <= 0x5A)
+                                || (byte >= 0x30 && byte <= 0x39)
+                                || byte == 0x2D
+                        }
                 }
-            }
             if !valid { return "subject alternative name \"\(name)\" is not a valid DNS name" }
         }
         return nil

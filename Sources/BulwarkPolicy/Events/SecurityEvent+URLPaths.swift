@@ -39,7 +39,8 @@ extension SecurityEvent {
         }
         var details: [String: String] = [:]
         for (key, value) in self.details {
-            details[key] = Self.urlDetailKeys.contains(key)
+            details[key] =
+                Self.urlDetailKeys.contains(key)
                 ? Self.redactingPath(ofURLText: value, placeholder: placeholder) : redact(value)
         }
         return SecurityEvent(

@@ -113,7 +113,8 @@ public final class TamperEvidentLog: @unchecked Sendable {
         }
         if let interval = checkpoints.interval {
             let timer = DispatchSource.makeTimerSource(queue: .global(qos: .utility))
-            let nanoseconds = Int(interval.components.seconds) * 1_000_000_000
+            let nanoseconds =
+                Int(interval.components.seconds) * 1_000_000_000
                 + Int(interval.components.attoseconds / 1_000_000_000)
             timer.schedule(deadline: .now() + .nanoseconds(nanoseconds), repeating: .nanoseconds(nanoseconds))
             timer.setEventHandler { [weak self] in

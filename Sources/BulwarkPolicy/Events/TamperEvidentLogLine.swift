@@ -68,8 +68,9 @@ struct TamperEvidentLogLine {
     private static func hex(_ digits: ArraySlice<UInt8>) -> String? {
         guard digits.count == 64 else { return nil }
         for digit in digits {
-            guard (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(digit)
-                || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(digit)
+            guard
+                (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(digit)
+                    || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(digit)
             else { return nil }
         }
         return String(decoding: digits, as: UTF8.self)

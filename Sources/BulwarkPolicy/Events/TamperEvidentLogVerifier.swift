@@ -142,7 +142,10 @@ public enum TamperEvidentLogVerifier {
         if let key {
             guard let hmac = entry.hmac else {
                 throw TamperEvidentLogError(
-                    .missingHMAC, line: number, detail: "a key was given but the record has no HMAC")
+                    .missingHMAC,
+                    line: number,
+                    detail: "a key was given but the record has no HMAC"
+                )
             }
             if TamperEvidentLog.hex(key.authenticationCode(for: entry.content)) != hmac {
                 throw TamperEvidentLogError(.badHMAC, line: number, detail: "HMAC mismatch: wrong key, or rewritten")

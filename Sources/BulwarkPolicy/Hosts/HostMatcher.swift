@@ -217,7 +217,13 @@ private struct HostLabelTrie: Sendable {
     }
 
     /// The existing child of `parent` whose label is `host[start..<end]`, if any.
-    private func child(of parent: Int, hash: UInt64, label host: UnsafeBufferPointer<UInt8>, _ start: Int, _ end: Int)
+    private func child(
+        of parent: Int,
+        hash: UInt64,
+        label host: UnsafeBufferPointer<UInt8>,
+        _ start: Int,
+        _ end: Int
+    )
         -> Int?
     {
         guard let first = self.nodes[parent].children[hash] else {

@@ -54,7 +54,10 @@ public struct Credential: Sendable, CustomStringConvertible, CustomDebugStringCo
     /// A bearer token, sent as `Authorization: Bearer <token>`.
     ///
     /// - Throws: ``CredentialError`` if the token is empty or holds anything but visible ASCII.
-    public static func bearer(_ token: consuming SecretBytes, expiresAt: Date? = nil) throws(CredentialError)
+    public static func bearer(
+        _ token: consuming SecretBytes,
+        expiresAt: Date? = nil
+    ) throws(CredentialError)
         -> Credential
     {
         try Self.check(token, .emptyValue, .invalidValue, header: "Authorization", allowed: Self.isVisible)
@@ -91,7 +94,11 @@ public struct Credential: Sendable, CustomStringConvertible, CustomDebugStringCo
     ///   request (`Host`, `Content-Length`, `Transfer-Encoding`, `Connection`, …) or `Cookie` (use
     ///   ``cookie(name:value:expiresAt:)``), or if the value is empty, holds anything but visible ASCII, spaces and
     ///   tabs, or starts or ends with a space or tab.
-    public static func header(_ name: String, value: consuming SecretBytes, expiresAt: Date? = nil)
+    public static func header(
+        _ name: String,
+        value: consuming SecretBytes,
+        expiresAt: Date? = nil
+    )
         throws(CredentialError) -> Credential
     {
         guard !name.isEmpty, name.utf8.allSatisfy(Self.isTokenCharacter) else {
@@ -114,7 +121,11 @@ public struct Credential: Sendable, CustomStringConvertible, CustomDebugStringCo
     ///
     /// - Throws: ``CredentialError`` if the name is not an HTTP token or the value holds a character outside
     ///   RFC 6265's `cookie-octet` (space, `"`, `,`, `;`, `\`, controls, non-ASCII).
-    public static func cookie(name: String, value: consuming SecretBytes, expiresAt: Date? = nil)
+    public static func cookie(
+        name: String,
+        value: consuming SecretBytes,
+        expiresAt: Date? = nil
+    )
         throws(CredentialError) -> Credential
     {
         guard !name.isEmpty, name.utf8.allSatisfy(Self.isTokenCharacter) else {

@@ -111,7 +111,11 @@ public final class CredentialStore: @unchecked Sendable, CustomStringConvertible
     ///   - scope: Where the credential may be sent.
     ///   - provider: Makes a new credential when needed; never called for URLs outside `scope`.
     @discardableResult
-    public func add(_ credential: Credential?, scope: CredentialScope, refresh provider: RefreshProvider? = nil)
+    public func add(
+        _ credential: Credential?,
+        scope: CredentialScope,
+        refresh provider: RefreshProvider? = nil
+    )
         -> EntryID
     {
         self.locked {
@@ -159,7 +163,10 @@ public final class CredentialStore: @unchecked Sendable, CustomStringConvertible
     /// - Returns: What was attached, or ``CredentialAttachment/refused(host:)`` if the request must not be sent.
     /// - Throws: ``CredentialError`` with ``CredentialError/Code/refreshFailed`` if an in-scope provider threw.
     @discardableResult
-    public func attach(to headers: inout [(name: String, value: String)], for url: URL) async throws(CredentialError)
+    public func attach(
+        to headers: inout [(name: String, value: String)],
+        for url: URL
+    ) async throws(CredentialError)
         -> CredentialAttachment
     {
         try await self.attach(to: &headers, for: url, among: nil).attachment
@@ -214,12 +221,15 @@ public final class CredentialStore: @unchecked Sendable, CustomStringConvertible
             return (inScope, pending, self.entries.isEmpty, withheld, self.entries.map(\.scope))
         }
         // A path servers read differently gets no credential from a base-URL scope; say why, for the events.
-        let ambiguousPath = CredentialScope.pathAmbiguity(of: url) == nil
+        let ambiguousPath =
+            CredentialScope.pathAmbiguity(of: url) == nil
             ? nil : scopes.lazy.compactMap { $0.pathAmbiguity(for: url) }.first
         guard !inScope.isEmpty else {
             if self.outOfScopeRequests == .refuse && !isEmpty && !withheld {
                 let host = URLHost.host(of: url)
-                let refused = CredentialAttachment.refused(host: host.flatMap { try? HostName.canonicalize($0) } ?? host ?? "")
+                let refused = CredentialAttachment.refused(
+                    host: host.flatMap { try? HostName.canonicalize($0) } ?? host ?? ""
+                )
                 return AttachmentRecord(
                     attachment: refused,
                     entries: [],
@@ -237,7 +247,9 @@ public final class CredentialStore: @unchecked Sendable, CustomStringConvertible
         _ = try await self.finish(pending)
 
         let credentials: [(EntryID, Credential)] = self.locked {
-            self.entries.filter { inScope.contains($0.id) }.compactMap { entry in entry.credential.map { (entry.id, $0) } }
+            self.entries.filter { inScope.contains($0.id) }.compactMap { entry in
+                entry.credential.map { (entry.id, $0) }
+            }
         }
         var attached: [String] = []
         var entries: Set<EntryID> = []
@@ -279,7 +291,8 @@ public final class CredentialStore: @unchecked Sendable, CustomStringConvertible
     }
 
     /// ``refreshAfterRejection(for:)`` for the entries in `among` only (all when nil).
-    package func refreshAfterRejection(for url: URL, among allowed: Set<EntryID>?) async throws(CredentialError) -> Bool {
+    package func refreshAfterRejection(for url: URL, among allowed: Set<EntryID>?) async throws(CredentialError) -> Bool
+    {
         let url = url.absoluteURL
         let pending = self.locked {
             self.entries.indices.filter {

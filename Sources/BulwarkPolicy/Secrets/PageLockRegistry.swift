@@ -1,3 +1,5 @@
+import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -5,7 +7,6 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Foundation
 
 /// Counts how many secrets use each memory page, so that a page is locked (`mlock`) and excluded from core dumps
 /// (`MADV_DONTDUMP`, Linux) when the first secret on it arrives, and unlocked and included again only when the last

@@ -1,3 +1,5 @@
+import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -5,7 +7,6 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Foundation
 
 /// The sole owner of some secret bytes — a token, a password, a key — in memory that is locked, zeroized and never
 /// copied behind the caller's back.

@@ -17,7 +17,12 @@ extension SecurityEvent {
 
     /// The `credential_stripped` event (reason `out_of_scope`) of a redirect hop to `to` that did not get the
     /// credentials in `headers`, attached to the hop from `from`, because `to` is outside their scope.
-    public static func credentialsLeftBehind(headers: [String], from: URL, to: URL, requestID: UInt64? = nil)
+    public static func credentialsLeftBehind(
+        headers: [String],
+        from: URL,
+        to: URL,
+        requestID: UInt64? = nil
+    )
         -> SecurityEvent
     {
         let fromText = RedirectURL.redactedText(of: from)
@@ -28,14 +33,19 @@ extension SecurityEvent {
             host: RedirectURL(to)?.host,
             requestID: requestID,
             reason: "out_of_scope",
-            message: "\(list) not attached on the redirect from \(fromText) to \(toText): outside the credential's scope",
+            message:
+                "\(list) not attached on the redirect from \(fromText) to \(toText): outside the credential's scope",
             details: ["from": fromText, "to": toText, "headers": list]
         )
     }
 
     /// The `credential_stripped` event (reason `left_scope_earlier`) of a redirect hop to `to`, inside a credential's
     /// scope, that got no store credential because an earlier request of the chain was outside the scope.
-    public static func credentialsWithheldAfterScopeExit(from: URL, to: URL, requestID: UInt64? = nil)
+    public static func credentialsWithheldAfterScopeExit(
+        from: URL,
+        to: URL,
+        requestID: UInt64? = nil
+    )
         -> SecurityEvent
     {
         let fromText = RedirectURL.redactedText(of: from)

@@ -50,7 +50,11 @@ public struct PinnedCertificatesTrustEvaluator: ServerTrustEvaluating {
 
     private func decide(_ chain: [Certificate], host: String, at time: Date) async -> TrustDecision {
         guard !self.certificates.isEmpty else {
-            return ChainEvaluation.refused(.misconfigured(detail: "no pinned certificates"), host: host, presented: chain)
+            return ChainEvaluation.refused(
+                .misconfigured(detail: "no pinned certificates"),
+                host: host,
+                presented: chain
+            )
         }
         let anchors: TrustRoots
         if self.performDefaultValidation {

@@ -51,7 +51,12 @@ public struct PublicKeysTrustEvaluator: ServerTrustEvaluating {
     private func decide(_ chain: [Certificate], host: String, at time: Date) async -> TrustDecision {
         if self.pinSet.isExpired(at: time) {
             let expiration = TrustFailureReason.format(self.pinSet.expiration ?? time)
-            return await self.defaultDecision(chain, host: host, at: time, notice: .pinSetExpired(host: host, expiration: expiration))
+            return await self.defaultDecision(
+                chain,
+                host: host,
+                at: time,
+                notice: .pinSetExpired(host: host, expiration: expiration)
+            )
         }
         let anchors: TrustRoots
         if self.performDefaultValidation {
@@ -82,7 +87,8 @@ public struct PublicKeysTrustEvaluator: ServerTrustEvaluating {
                 self.matchingPin(for: certificate).map { (certificate, $0) }
             }).first {
                 if self.pinsNameOneKey(matched: pinned, verified: verified) {
-                    let detail = "the pin set for \(host) names one key only (\(Pin.publicKey(of: pinned)) and the "
+                    let detail =
+                        "the pin set for \(host) names one key only (\(Pin.publicKey(of: pinned)) and the "
                         + "certificate pin of a certificate with that key); an enforcing pin set needs a backup pin "
                         + "for another key, so that losing this one does not lock every user out "
                         + "(allowSinglePin: true opts out)"

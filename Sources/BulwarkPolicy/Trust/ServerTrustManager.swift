@@ -48,7 +48,11 @@ public struct ServerTrustManager: Sendable {
         for (pattern, evaluator) in evaluators.sorted(by: { $0.key < $1.key }) {
             entries.append((try HostPattern(pattern), evaluator))
         }
-        self.init(allHostsMustBeEvaluated: allHostsMustBeEvaluated, patterns: entries, defaultEvaluator: defaultEvaluator)
+        self.init(
+            allHostsMustBeEvaluated: allHostsMustBeEvaluated,
+            patterns: entries,
+            defaultEvaluator: defaultEvaluator
+        )
     }
 
     /// Creates a manager from parsed host patterns and their evaluators; a later entry for the same pattern

@@ -58,12 +58,24 @@ public struct CertificateBlueprint: Sendable {
     public func subject() -> DistinguishedName {
         var attributes: [RelativeDistinguishedName] = []
         if let organization {
-            attributes.append(RelativeDistinguishedName(.init(type: .RDNAttributeType.organizationName,
-                                                              utf8String: organization)))
+            attributes.append(
+                RelativeDistinguishedName(
+                    .init(
+                        type: .RDNAttributeType.organizationName,
+                        utf8String: organization
+                    )
+                )
+            )
         }
         if let commonName {
-            attributes.append(RelativeDistinguishedName(.init(type: .RDNAttributeType.commonName,
-                                                              utf8String: commonName)))
+            attributes.append(
+                RelativeDistinguishedName(
+                    .init(
+                        type: .RDNAttributeType.commonName,
+                        utf8String: commonName
+                    )
+                )
+            )
         }
         return DistinguishedName(attributes)
     }
@@ -101,7 +113,8 @@ public struct CertificateBlueprint: Sendable {
             try extensions.append(Certificate.Extension(ownKeyID, critical: self.subjectKeyIdentifierCritical))
         }
         if self.includesAuthorityKeyIdentifier {
-            let keyID = try issuer.map { try CertificateFactory.authorityKeyIdentifier(of: $0.certificate) }
+            let keyID =
+                try issuer.map { try CertificateFactory.authorityKeyIdentifier(of: $0.certificate) }
                 ?? AuthorityKeyIdentifier(keyIdentifier: ownKeyID.keyIdentifier)
             try extensions.append(Certificate.Extension(keyID, critical: self.authorityKeyIdentifierCritical))
         }

@@ -37,7 +37,10 @@ public enum CertificateFactory {
         now: Date = Date()
     ) throws -> TestIdentity {
         let privateKey = try key.makePrivateKey()
-        let name = try DistinguishedName { CommonName(commonName); OrganizationName("Bulwark Tests") }
+        let name = try DistinguishedName {
+            CommonName(commonName)
+            OrganizationName("Bulwark Tests")
+        }
         let (notBefore, notAfter) = validity.bounds(now: now)
         let skid = SubjectKeyIdentifier(hash: privateKey.publicKey)
         let extensions = try Certificate.Extensions {
@@ -86,7 +89,10 @@ public enum CertificateFactory {
             try Self.authorityKeyIdentifier(of: issuer.certificate)
         }
         return try Self.sign(
-            subject: try DistinguishedName { CommonName(commonName); OrganizationName("Bulwark Tests") },
+            subject: try DistinguishedName {
+                CommonName(commonName)
+                OrganizationName("Bulwark Tests")
+            },
             publicKey: privateKey.publicKey,
             privateKey: privateKey,
             notBefore: notBefore,
@@ -181,7 +187,8 @@ public enum CertificateFactory {
     }
 
     static func authorityKeyIdentifier(of issuer: Certificate) throws -> AuthorityKeyIdentifier {
-        let keyID = try issuer.extensions.subjectKeyIdentifier?.keyIdentifier
+        let keyID =
+            try issuer.extensions.subjectKeyIdentifier?.keyIdentifier
             ?? SubjectKeyIdentifier(hash: issuer.publicKey).keyIdentifier
         return AuthorityKeyIdentifier(keyIdentifier: keyID)
     }

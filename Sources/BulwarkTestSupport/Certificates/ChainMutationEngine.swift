@@ -84,7 +84,7 @@ public struct ChainMutationEngine: Sendable {
         }
         do {
             return try self.build(chosen, index: index, intermediates: intermediates)
-        } catch where chosen.count > 1 {
+        } catch  where chosen.count > 1 {
             // Two mutations can contradict each other (a signature algorithm for the issuer's key, then another
             // key for that issuer): the first one alone, then.
             return try self.build([chosen[0]], index: index, intermediates: intermediates)
@@ -306,12 +306,14 @@ public struct ChainMutationEngine: Sendable {
         all.append(Mutation(.baseline, "valid, one intermediate") { _ in })
         all.append(Mutation(.baseline, "valid, root issues the leaf") { $0.removeIntermediates() })
         all.append(Mutation(.baseline, "valid, two intermediates") { $0.ensureIntermediates(2) })
-        all.append(Mutation(.baseline, "valid, RSA-2048 throughout") { plan in
-            plan.ensureIntermediates(1)
-            plan.blueprints[0].privateKey = plan.keys.rsa2048[0]
-            plan.blueprints[1].privateKey = plan.keys.rsa2048[1]
-            plan.blueprints[plan.leafIndex].privateKey = plan.keys.rsa3072
-        })
+        all.append(
+            Mutation(.baseline, "valid, RSA-2048 throughout") { plan in
+                plan.ensureIntermediates(1)
+                plan.blueprints[0].privateKey = plan.keys.rsa2048[0]
+                plan.blueprints[1].privateKey = plan.keys.rsa2048[1]
+                plan.blueprints[plan.leafIndex].privateKey = plan.keys.rsa3072
+            }
+        )
 
         // Validity.
         all += Mutation.each(.validity, everyTarget, "expired yesterday") { cert, plan in
@@ -416,34 +418,48 @@ public struct ChainMutationEngine: Sendable {
         }
 
         // Path length.
-        all.append(Mutation(.pathLength, "intermediate: pathLen 0 above another intermediate") { plan in
-            plan.ensureIntermediates(2)
-            plan.blueprints[1].basicConstraints = .isCertificateAuthority(maxPathLength: 0)
-        })
-        all.append(Mutation(.pathLength, "intermediate: pathLen 0 above the leaf") { plan in
-            plan.change(.intermediate) { $0.basicConstraints = .isCertificateAuthority(maxPathLength: 0) }
-        })
-        all.append(Mutation(.pathLength, "intermediate: pathLen 1 above another intermediate") { plan in
-            plan.ensureIntermediates(2)
-            plan.blueprints[1].basicConstraints = .isCertificateAuthority(maxPathLength: 1)
-        })
-        all.append(Mutation(.pathLength, "root: pathLen 0 above an intermediate") { plan in
-            plan.ensureIntermediates(1)
-            plan.blueprints[0].basicConstraints = .isCertificateAuthority(maxPathLength: 0)
-        })
-        all.append(Mutation(.pathLength, "root: pathLen 0 above the leaf") { plan in
-            plan.removeIntermediates()
-            plan.blueprints[0].basicConstraints = .isCertificateAuthority(maxPathLength: 0)
-        })
-        all.append(Mutation(.pathLength, "root: pathLen 1 above two intermediates") { plan in
-            plan.ensureIntermediates(2)
-            plan.blueprints[0].basicConstraints = .isCertificateAuthority(maxPathLength: 1)
-        })
-        all.append(Mutation(.pathLength, "root: pathLen 1 above one intermediate") { plan in
-            plan.removeIntermediates()
-            plan.ensureIntermediates(1)
-            plan.blueprints[0].basicConstraints = .isCertificateAuthority(maxPathLength: 1)
-        })
+        all.append(
+            Mutation(.pathLength, "intermediate: pathLen 0 above another intermediate") { plan in
+                plan.ensureIntermediates(2)
+                plan.blueprints[1].basicConstraints = .isCertificateAuthority(maxPathLength: 0)
+            }
+        )
+        all.append(
+            Mutation(.pathLength, "intermediate: pathLen 0 above the leaf") { plan in
+                plan.change(.intermediate) { $0.basicConstraints = .isCertificateAuthority(maxPathLength: 0) }
+            }
+        )
+        all.append(
+            Mutation(.pathLength, "intermediate: pathLen 1 above another intermediate") { plan in
+                plan.ensureIntermediates(2)
+                plan.blueprints[1].basicConstraints = .isCertificateAuthority(maxPathLength: 1)
+            }
+        )
+        all.append(
+            Mutation(.pathLength, "root: pathLen 0 above an intermediate") { plan in
+                plan.ensureIntermediates(1)
+                plan.blueprints[0].basicConstraints = .isCertificateAuthority(maxPathLength: 0)
+            }
+        )
+        all.append(
+            Mutation(.pathLength, "root: pathLen 0 above the leaf") { plan in
+                plan.removeIntermediates()
+                plan.blueprints[0].basicConstraints = .isCertificateAuthority(maxPathLength: 0)
+            }
+        )
+        all.append(
+            Mutation(.pathLength, "root: pathLen 1 above two intermediates") { plan in
+                plan.ensureIntermediates(2)
+                plan.blueprints[0].basicConstraints = .isCertificateAuthority(maxPathLength: 1)
+            }
+        )
+        all.append(
+            Mutation(.pathLength, "root: pathLen 1 above one intermediate") { plan in
+                plan.removeIntermediates()
+                plan.ensureIntermediates(1)
+                plan.blueprints[0].basicConstraints = .isCertificateAuthority(maxPathLength: 1)
+            }
+        )
 
         // Name constraints (the leaf names www.example.test).
         let dnsConstraints: [(String, NameConstraints)] = [
@@ -466,42 +482,62 @@ public struct ChainMutationEngine: Sendable {
             cert.nameConstraints = NameConstraints(permittedDNSDomains: ["example.test"])
             cert.nameConstraintsCritical = false
         }
-        all.append(Mutation(.nameConstraints, "intermediate: permits example.test, leaf CN outside it") { plan in
-            plan.change(.intermediate) { $0.nameConstraints = NameConstraints(permittedDNSDomains: ["example.test"]) }
-            plan.change(.leaf) { $0.commonName = "www.outside.test" }
-        })
-        all.append(Mutation(.nameConstraints, "intermediate: permits example.test, wildcard leaf") { plan in
-            plan.change(.intermediate) { $0.nameConstraints = NameConstraints(permittedDNSDomains: ["example.test"]) }
-            plan.change(.leaf) { $0.subjectAlternativeNames = [.dnsName("*.example.test")] }
-        })
-        all.append(Mutation(.nameConstraints, "intermediate: permits example.test, second SAN outside") { plan in
-            plan.change(.intermediate) { $0.nameConstraints = NameConstraints(permittedDNSDomains: ["example.test"]) }
-            plan.change(.leaf) { $0.subjectAlternativeNames = [.dnsName("www.example.test"), .dnsName("evil.test")] }
-        })
-        all.append(Mutation(.nameConstraints, "intermediate: permits 127.0.0.0/8, IP leaf") { plan in
-            plan.host = "127.0.0.1"
-            plan.change(.intermediate) {
-                $0.nameConstraints = NameConstraints(permittedIPRanges: [Self.ipRange("127.0.0.0", "255.0.0.0")])
+        all.append(
+            Mutation(.nameConstraints, "intermediate: permits example.test, leaf CN outside it") { plan in
+                plan.change(.intermediate) {
+                    $0.nameConstraints = NameConstraints(permittedDNSDomains: ["example.test"])
+                }
+                plan.change(.leaf) { $0.commonName = "www.outside.test" }
             }
-            plan.change(.leaf) {
-                $0.commonName = "127.0.0.1"
-                $0.subjectAlternativeNames = [.ipAddress(Self.ip("127.0.0.1"))]
+        )
+        all.append(
+            Mutation(.nameConstraints, "intermediate: permits example.test, wildcard leaf") { plan in
+                plan.change(.intermediate) {
+                    $0.nameConstraints = NameConstraints(permittedDNSDomains: ["example.test"])
+                }
+                plan.change(.leaf) { $0.subjectAlternativeNames = [.dnsName("*.example.test")] }
             }
-        })
-        all.append(Mutation(.nameConstraints, "intermediate: excludes 127.0.0.0/8, IP leaf") { plan in
-            plan.host = "127.0.0.1"
-            plan.change(.intermediate) {
-                $0.nameConstraints = NameConstraints(excludedIPRanges: [Self.ipRange("127.0.0.0", "255.0.0.0")])
+        )
+        all.append(
+            Mutation(.nameConstraints, "intermediate: permits example.test, second SAN outside") { plan in
+                plan.change(.intermediate) {
+                    $0.nameConstraints = NameConstraints(permittedDNSDomains: ["example.test"])
+                }
+                plan.change(.leaf) {
+                    $0.subjectAlternativeNames = [.dnsName("www.example.test"), .dnsName("evil.test")]
+                }
             }
-            plan.change(.leaf) {
-                $0.commonName = "127.0.0.1"
-                $0.subjectAlternativeNames = [.ipAddress(Self.ip("127.0.0.1"))]
+        )
+        all.append(
+            Mutation(.nameConstraints, "intermediate: permits 127.0.0.0/8, IP leaf") { plan in
+                plan.host = "127.0.0.1"
+                plan.change(.intermediate) {
+                    $0.nameConstraints = NameConstraints(permittedIPRanges: [Self.ipRange("127.0.0.0", "255.0.0.0")])
+                }
+                plan.change(.leaf) {
+                    $0.commonName = "127.0.0.1"
+                    $0.subjectAlternativeNames = [.ipAddress(Self.ip("127.0.0.1"))]
+                }
             }
-        })
-        all.append(Mutation(.nameConstraints, "intermediate: permits other.test, CN-only leaf") { plan in
-            plan.change(.intermediate) { $0.nameConstraints = NameConstraints(permittedDNSDomains: ["other.test"]) }
-            plan.change(.leaf) { $0.subjectAlternativeNames = nil }
-        })
+        )
+        all.append(
+            Mutation(.nameConstraints, "intermediate: excludes 127.0.0.0/8, IP leaf") { plan in
+                plan.host = "127.0.0.1"
+                plan.change(.intermediate) {
+                    $0.nameConstraints = NameConstraints(excludedIPRanges: [Self.ipRange("127.0.0.0", "255.0.0.0")])
+                }
+                plan.change(.leaf) {
+                    $0.commonName = "127.0.0.1"
+                    $0.subjectAlternativeNames = [.ipAddress(Self.ip("127.0.0.1"))]
+                }
+            }
+        )
+        all.append(
+            Mutation(.nameConstraints, "intermediate: permits other.test, CN-only leaf") { plan in
+                plan.change(.intermediate) { $0.nameConstraints = NameConstraints(permittedDNSDomains: ["other.test"]) }
+                plan.change(.leaf) { $0.subjectAlternativeNames = nil }
+            }
+        )
         all += Mutation.each(.nameConstraints, [.leaf], "carries name constraints") { cert, _ in
             cert.nameConstraints = NameConstraints(permittedDNSDomains: ["example.test"])
         }
@@ -563,18 +599,22 @@ public struct ChainMutationEngine: Sendable {
         ]
         for target in [Target.leaf, .intermediate] {
             for (label, algorithm) in ecdsaAlgorithms {
-                all.append(Mutation(.signatureAlgorithm, "\(target.rawValue): signed \(label) by P-384") { plan in
-                    let keys = plan.keys
-                    plan.changeIssuer(of: target) { $0.privateKey = keys.p384 }
-                    plan.change(target) { $0.signatureAlgorithm = algorithm }
-                })
+                all.append(
+                    Mutation(.signatureAlgorithm, "\(target.rawValue): signed \(label) by P-384") { plan in
+                        let keys = plan.keys
+                        plan.changeIssuer(of: target) { $0.privateKey = keys.p384 }
+                        plan.change(target) { $0.signatureAlgorithm = algorithm }
+                    }
+                )
             }
             for (label, algorithm) in rsaAlgorithms {
-                all.append(Mutation(.signatureAlgorithm, "\(target.rawValue): signed \(label)") { plan in
-                    let keys = plan.keys
-                    plan.changeIssuer(of: target) { $0.privateKey = keys.rsa2048[1] }
-                    plan.change(target) { $0.signatureAlgorithm = algorithm }
-                })
+                all.append(
+                    Mutation(.signatureAlgorithm, "\(target.rawValue): signed \(label)") { plan in
+                        let keys = plan.keys
+                        plan.changeIssuer(of: target) { $0.privateKey = keys.rsa2048[1] }
+                        plan.change(target) { $0.signatureAlgorithm = algorithm }
+                    }
+                )
             }
         }
 
@@ -623,20 +663,26 @@ public struct ChainMutationEngine: Sendable {
         }
 
         // Chain shapes.
-        all.append(Mutation(.chainShape, "intermediate not sent") { plan in
-            plan.ensureIntermediates(1)
-            plan.presentation = .withoutIntermediates
-        })
-        all.append(Mutation(.chainShape, "intermediates sent in reverse order") { plan in
-            plan.ensureIntermediates(2)
-            plan.presentation = .reversedIntermediates
-        })
+        all.append(
+            Mutation(.chainShape, "intermediate not sent") { plan in
+                plan.ensureIntermediates(1)
+                plan.presentation = .withoutIntermediates
+            }
+        )
+        all.append(
+            Mutation(.chainShape, "intermediates sent in reverse order") { plan in
+                plan.ensureIntermediates(2)
+                plan.presentation = .reversedIntermediates
+            }
+        )
         all.append(Mutation(.chainShape, "root sent too") { $0.presentation = .withRoot })
         all.append(Mutation(.chainShape, "unrelated CA sent too") { $0.presentation = .withUnrelatedCertificate })
-        all.append(Mutation(.chainShape, "self-signed leaf") { plan in
-            plan.removeIntermediates()
-            plan.leafSelfSigned = true
-        })
+        all.append(
+            Mutation(.chainShape, "self-signed leaf") { plan in
+                plan.removeIntermediates()
+                plan.leafSelfSigned = true
+            }
+        )
         return all
     }()
 }

@@ -60,7 +60,9 @@ public struct TestChain: Sendable {
         case .expiredLeaf: validity = .expired
         case .notYetValidLeaf: validity = .notYetValid
         case .wrongHost: dnsNames = ["other.invalid"]
-        case .ipAddressSAN: dnsNames = []; ipAddresses = [ipAddress]
+        case .ipAddressSAN:
+            dnsNames = []
+            ipAddresses = [ipAddress]
         case .wildcardSAN: dnsNames = ["*.\(host)"]
         case .wrongExtendedKeyUsage: eku = [.clientAuth]
         case .noExtendedKeyUsage: eku = []

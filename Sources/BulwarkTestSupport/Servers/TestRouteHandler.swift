@@ -261,7 +261,14 @@ final class TestRouteHandler: ChannelInboundHandler, RemovableChannelHandler {
         case "reset-mid-body":
             self.startStream(context: context, head: head, length: 2 * half, chunked: false, send: half, ending: .reset)
         case "truncate-chunked":
-            self.startStream(context: context, head: head, length: 2 * half, chunked: true, send: half, ending: .closeCleanly)
+            self.startStream(
+                context: context,
+                head: head,
+                length: 2 * half,
+                chunked: true,
+                send: half,
+                ending: .closeCleanly
+            )
         case "stall":
             break  // the request was read; no answer ever comes
         case "huge-header":
@@ -272,7 +279,8 @@ final class TestRouteHandler: ChannelInboundHandler, RemovableChannelHandler {
             // carry raw bytes: the stream is reset instead.
             if self.isHTTP2 {
                 context.close(promise: nil)
-            } else if let encoder = try? context.pipeline.syncOperations.context(handlerType: HTTPResponseEncoder.self) {
+            } else if let encoder = try? context.pipeline.syncOperations.context(handlerType: HTTPResponseEncoder.self)
+            {
                 encoder.writeAndFlush(NIOAny(ByteBuffer(string: "\u{1}\u{2}NOT HTTP AT ALL\r\n\r\n")), promise: nil)
             } else {
                 self.closeConnection(context: context, abruptly: true)
@@ -280,7 +288,14 @@ final class TestRouteHandler: ChannelInboundHandler, RemovableChannelHandler {
         case "goaway-mid-body":
             // HTTP/2: head and part of the body, then GOAWAY naming an earlier stream (this one will not be finished)
             // and the connection closes. HTTP/1.1: the connection closes cleanly mid-body.
-            self.startStream(context: context, head: head, length: 2 * half, chunked: false, send: half, ending: .complete)
+            self.startStream(
+                context: context,
+                head: head,
+                length: 2 * half,
+                chunked: false,
+                send: half,
+                ending: .complete
+            )
             if self.isHTTP2, let connection = context.channel.parent {
                 self.stream = nil
                 let frame = HTTP2Frame(
@@ -296,7 +311,14 @@ final class TestRouteHandler: ChannelInboundHandler, RemovableChannelHandler {
         case "rst-stream-mid-body":
             // HTTP/2: head and part of the body, then RST_STREAM (closing a stream channel resets it). HTTP/1.1: a TCP
             // reset mid-body.
-            self.startStream(context: context, head: head, length: 2 * half, chunked: false, send: half, ending: .complete)
+            self.startStream(
+                context: context,
+                head: head,
+                length: 2 * half,
+                chunked: false,
+                send: half,
+                ending: .complete
+            )
             self.stream = nil
             context.flush()
             if self.isHTTP2 {

@@ -92,7 +92,8 @@ enum ExternalPeers {
     /// The executable for `name`: the first of `candidates` that exists, then `PATH`.
     static func findTool(_ name: String, candidates: [String] = []) throws -> URL {
         let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
-        let searched = candidates + path.split(separator: ":").map { "\($0)/\(name)" }
+        let searched =
+            candidates + path.split(separator: ":").map { "\($0)/\(name)" }
             + ["/usr/sbin/\(name)", "/usr/local/sbin/\(name)"]
         for candidate in searched where FileManager.default.isExecutableFile(atPath: candidate) {
             return URL(fileURLWithPath: candidate)
@@ -166,7 +167,11 @@ enum ExternalPeers {
 
     /// Runs a command to completion without blocking a concurrency thread; output goes through files, so a large
     /// output cannot stall the child on a full pipe. A command still running after `timeout` is killed.
-    static func run(_ executable: URL, _ arguments: [String], timeout: Duration = .seconds(60)) async throws
+    static func run(
+        _ executable: URL,
+        _ arguments: [String],
+        timeout: Duration = .seconds(60)
+    ) async throws
         -> CommandResult
     {
         let directory = try makeDirectory("cmd")
