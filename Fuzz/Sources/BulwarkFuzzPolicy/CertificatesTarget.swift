@@ -48,6 +48,7 @@ enum CertificatesTarget {
         guard !chain.isEmpty else { return }
         let presented = chain
         let decision = blocking { await evaluator.evaluate(presented, forHost: host, at: time) }
+        trace("\(presented.count) certificates for \(host): \(decision.refusal?.shortDescription ?? "trusted")")
         guard let trusted = decision.trustedChain else {
             _ = decision.refusal?.description  // the refusal's text is built from the presented chain
             return

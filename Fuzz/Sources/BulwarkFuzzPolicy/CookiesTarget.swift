@@ -29,6 +29,7 @@ enum CookiesTarget {
         if outcomes.count != fields.count {
             violated("one outcome per field", "\(outcomes.count) outcomes for \(fields.count) fields")
         }
+        trace("\(source): \(outcomes.map(\.description).joined(separator: ", "))")
         let sourceHost = self.canonicalHost(source)
         let cookies = jar.allCookies
         if cookies.count > self.limits.total {

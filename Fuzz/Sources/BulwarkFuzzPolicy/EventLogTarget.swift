@@ -56,7 +56,8 @@ enum EventLogTarget {
             let summary = try TamperEvidentLogVerifier.verify(bytes, key: self.key)
             let changed = zip(bytes, self.original).enumerated().filter { $0.element.0 != $0.element.1 }.map(\.offset)
             violated("a changed keyed log fails verification", "\(summary.records) records accepted; bytes \(changed)")
-        } catch is TamperEvidentLogError {
+        } catch let error as TamperEvidentLogError {
+            trace("detected: \(error)")
             return
         } catch {
             violated("verifier errors are typed", "\(type(of: error))")

@@ -1,3 +1,5 @@
+import Foundation
+
 /// Reads structured choices from the front of a fuzz input; the rest is the text or bytes under test.
 struct FuzzInput {
     let bytes: [UInt8]
@@ -33,4 +35,12 @@ struct FuzzInput {
 /// Stops the fuzzer: a property the code promises does not hold. libFuzzer saves the input as a crash.
 func violated(_ property: String, _ detail: @autoclosure () -> String) -> Never {
     fatalError("oracle violated: \(property): \(detail())")
+}
+
+/// `BULWARK_FUZZ_TRACE=1` prints what each input led to (run it on the seeds with `-runs=0` to see that the
+/// oracles are reached: trusted chains, followed hops, stored cookies).
+let tracing = ProcessInfo.processInfo.environment["BULWARK_FUZZ_TRACE"] == "1"
+
+func trace(_ text: @autoclosure () -> String) {
+    if tracing { print("trace:", text()) }
 }

@@ -35,18 +35,18 @@ enum RedirectsTarget {
     static func run(_ input: FuzzInput) {
         var input = input
         let policy = input.pick(self.policies)
-        var request = RedirectRequest(
-            method: input.pick(["GET", "POST", "HEAD", "PUT"]),
-            url: URL(string: input.pick(self.baseURLs))!,
-            headers: self.credentialHeaders,
-            body: input.pick([.none, .replayable, .streamed])
-        )
+        let url = URL(string: input.pick(self.baseURLs))!
+        let method = input.pick(["GET", "POST", "HEAD", "PUT"])
+        let body = input.pick([RedirectRequest.Body.none, .replayable, .streamed])
+        var request = RedirectRequest(method: method, url: url, headers: self.credentialHeaders, body: body)
         var chain = RedirectChain(startingAt: request.url)
         for line in input.restText.split(separator: "\n", omittingEmptySubsequences: false).prefix(8) {
             let status = [301, 302, 303, 307, 308, 300, 200][Int(line.utf8.first ?? 0) % 7]
             let location = String(line.dropFirst())
             let hop = RedirectHop(request: request, status: status, locations: [location], chain: chain)
-            switch policy.decide(hop) {
+            let decision = policy.decide(hop)
+            trace("\(request.url) \(status) \(location.debugDescription): \(decision.shortDescription)")
+            switch decision {
             case .refuse(let refusal):
                 self.checkRefusal(refusal)
                 return
