@@ -38,7 +38,8 @@ enum CookiesTarget {
         var keys = Set<String>()
         for cookie in cookies {
             self.checkStored(cookie, host: sourceHost, secureOrigin: source.scheme == "https")
-            if !keys.insert("\(cookie.name)\u{0}\(cookie.domain)\u{0}\(cookie.path)\u{0}\(cookie.isHostOnly)").inserted {
+            let key = "\(cookie.name)\u{0}\(cookie.domain)\u{0}\(cookie.path)\u{0}\(cookie.isHostOnly)"
+            if !keys.insert(key).inserted {
                 violated("one cookie per key", cookie.name)
             }
         }
@@ -52,7 +53,8 @@ enum CookiesTarget {
                 cookie.isHostOnly
                 ? targetHost == cookie.domain
                 : (targetHost == cookie.domain || targetHost.hasSuffix("." + cookie.domain))
-            if !domainOK || !self.pathMatches(requestPath, cookie.path) || (cookie.isSecure && target.scheme != "https") {
+            let secureOK = !cookie.isSecure || target.scheme == "https"
+            if !domainOK || !self.pathMatches(requestPath, cookie.path) || !secureOK {
                 violated("sent cookies match the URL", "\(cookie) sent to \(target)")
             }
         }
@@ -71,7 +73,9 @@ enum CookiesTarget {
         if cookie.isHostOnly {
             if cookie.domain != host { fail("host-only cookie is for its host") }
         } else {
-            if !(host == cookie.domain || host.hasSuffix("." + cookie.domain)) { fail("cookie domain-matches its host") }
+            if !(host == cookie.domain || host.hasSuffix("." + cookie.domain)) {
+                fail("cookie domain-matches its host")
+            }
             if HostName.isIPAddress(host) || HostName.isIPAddress(cookie.domain) { fail("IP cookies are host-only") }
             if !cookie.domain.contains(".") { fail("no cookie for a top-level domain") }
         }

@@ -41,7 +41,7 @@ enum HostsTarget {
         do {
             again = try HostName.canonicalize(canonical)
         } catch {
-            violated("canonical host is accepted", "\(text.debugDescription) -> \(canonical.debugDescription): \(error)")
+            violated("canonical host is accepted", "\(text.debugDescription) -> \(canonical): \(error)")
         }
         if again != canonical {
             violated("canonicalization is idempotent", "\(text.debugDescription) -> \(canonical) -> \(again)")
