@@ -1,0 +1,27 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+// libFuzzer targets for Bulwark's parsers (issue 23). A separate package so the main package, its tests and CI's
+// normal build stay uninstrumented. Build and run with `scripts/fuzz` from the repository root; every target has
+// an oracle beyond "does not crash" (see README, "How Bulwark is tested").
+let package = Package(
+    name: "BulwarkFuzz",
+    platforms: [.macOS(.v14)],
+    dependencies: [
+        .package(name: "Bulwark", path: ".."),
+        .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
+        .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
+    ],
+    targets: [
+        .target(name: "CFuzzDriver"),
+        .executableTarget(
+            name: "BulwarkFuzzPolicy",
+            dependencies: [
+                "CFuzzDriver",
+                .product(name: "BulwarkPolicy", package: "Bulwark"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+            ]
+        ),
+    ]
+)
