@@ -56,6 +56,8 @@ names=(rootA interA leafA leafR rootB interB interAx leafB)
     done
     echo "]"
 } > "$fuzz/Sources/BulwarkFuzzPolicy/CertificatePool.swift"
+# In the project's format (.swift-format), which scripts/test lints.
+swift format format -i "$fuzz/Sources/BulwarkFuzzPolicy/CertificatePool.swift"
 
 corpus="$fuzz/Corpus/certificates"
 rm -rf "$corpus" && mkdir -p "$corpus"
