@@ -84,15 +84,23 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        // The one home of helpers shared by the test targets (process runner, seeded generator, clocks, boxes,
+        // the tags that place a suite in its scripts/test process). Not a product.
+        .target(
+            name: "BulwarkTestHelpers",
+            dependencies: ["BulwarkPolicy"],
+            path: "Tests/BulwarkTestHelpers"
+        ),
         .testTarget(
             name: "BulwarkPolicyTests",
-            dependencies: ["BulwarkPolicy", "BulwarkTestSupport", "BulwarkLimbo"]
+            dependencies: ["BulwarkPolicy", "BulwarkTestSupport", "BulwarkLimbo", "BulwarkTestHelpers"]
         ),
         .testTarget(
             name: "BulwarkTests",
             dependencies: [
                 "Bulwark",
                 "BulwarkTestSupport",
+                "BulwarkTestHelpers",
                 .product(name: "InMemoryLogging", package: "swift-log"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),

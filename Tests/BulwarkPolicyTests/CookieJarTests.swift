@@ -1,3 +1,4 @@
+import BulwarkTestHelpers
 import Foundation
 import Testing
 
@@ -8,7 +9,7 @@ import FoundationNetworking
 #endif
 
 /// A jar on a test clock.
-private func makeJar(_ clock: TestClock = TestClock(), limits: CookieJar.Limits = .init()) -> CookieJar {
+private func makeJar(_ clock: ManualClock = ManualClock(), limits: CookieJar.Limits = .init()) -> CookieJar {
     CookieJar(limits: limits, now: { clock.now })
 }
 
@@ -184,7 +185,7 @@ struct CookieJarTests {
 
     @Test("Max-Age wins over Expires; Max-Age=0 and a past Expires delete; expired cookies are not sent")
     func expiry() {
-        let clock = TestClock()
+        let clock = ManualClock()
         let jar = makeJar(clock)
         let site = url("https://example.com/")
         jar.store(setCookieFields: ["a=1; Max-Age=60; Expires=Wed, 21 Oct 2015 07:28:00 GMT"], from: site)
@@ -199,7 +200,7 @@ struct CookieJarTests {
         )
         #expect(jar.allCookies.first { $0.name == "d" }?.expiresAt == nil, "a malformed Max-Age is ignored")
         #expect(Set(jar.cookies(for: site).map(\.name)) == ["a", "b", "c", "d"])
-        clock.advance(61)
+        clock.advance(by: 61)
         #expect(Set(jar.cookies(for: site).map(\.name)) == ["b", "c", "d"])
         #expect(jar.store(setCookieFields: ["b=gone; Max-Age=0"], from: site) == [CookieJar.Outcome.deleted(name: "b")])
         #expect(
@@ -216,17 +217,17 @@ struct CookieJarTests {
 
     @Test("same name, domain and path replaces the value and keeps the creation time; order is by path, then age")
     func replacementAndOrder() {
-        let clock = TestClock()
+        let clock = ManualClock()
         let jar = makeJar(clock)
         let site = url("https://example.com/a/b/c")
         jar.store(setCookieFields: ["x=1; Path=/"], from: site)
-        clock.advance(1)
+        clock.advance(by: 1)
         jar.store(setCookieFields: ["y=2; Path=/"], from: site)
-        clock.advance(1)
+        clock.advance(by: 1)
         jar.store(setCookieFields: ["z=3; Path=/a/b"], from: site)
         let created = jar.allCookies.first { $0.name == "x" }!.createdAt
         let old = jar.allCookies.first { $0.name == "x" }!
-        clock.advance(1)
+        clock.advance(by: 1)
         jar.store(setCookieFields: ["x=4; Path=/"], from: site)
         #expect(old.isWiped, "the replaced value is zeroized")
         #expect(jar.count == 3)
@@ -270,23 +271,23 @@ struct CookieJarTests {
 
     @Test("limits: per domain and in all, expired ones first, then the least recently used")
     func limits() {
-        let clock = TestClock()
+        let clock = ManualClock()
         let jar = makeJar(clock, limits: .init(perDomain: 3, total: 5))
         let a = url("https://a.example/")
         for index in 1...3 {
             jar.store(setCookieFields: ["a\(index)=v; Path=/\(index)"], from: a)
-            clock.advance(1)
+            clock.advance(by: 1)
         }
         // Sending touches a cookie: a1 is now the least recently used, though the oldest is a1 as well; touch a1
         // and a3 so that a2 must go.
         _ = jar.cookieHeaderValue(for: url("https://a.example/1"))
         _ = jar.cookieHeaderValue(for: url("https://a.example/3"))
-        clock.advance(1)
+        clock.advance(by: 1)
         jar.store(setCookieFields: ["a4=v"], from: a)
         #expect(Set(jar.allCookies.map(\.name)) == ["a1", "a3", "a4"])
         jar.store(setCookieFields: ["short=v; Max-Age=1"], from: url("https://b.example/"))
         jar.store(setCookieFields: ["b1=v"], from: url("https://b.example/"))
-        clock.advance(5)
+        clock.advance(by: 5)
         jar.store(setCookieFields: ["c1=v"], from: url("https://c.example/"))
         #expect(jar.count == 5)
         #expect(!jar.allCookies.contains { $0.name == "short" }, "an expired cookie goes first")

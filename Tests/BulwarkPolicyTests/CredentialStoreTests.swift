@@ -1,3 +1,4 @@
+import BulwarkTestHelpers
 import Foundation
 import Testing
 
@@ -21,14 +22,6 @@ final class RefreshCounter: @unchecked Sendable {
     var count: Int { self.lock.withLock { self.urls.count } }
     var calledURLs: [URL] { self.lock.withLock { self.urls } }
     var calledReasons: [CredentialRefreshRequest.Reason] { self.lock.withLock { self.reasons } }
-}
-
-/// A clock the test moves.
-final class TestClock: @unchecked Sendable {
-    private let lock = NSLock()
-    private var current = Date(timeIntervalSince1970: 1_700_000_000)
-    var now: Date { self.lock.withLock { self.current } }
-    func advance(_ seconds: TimeInterval) { self.lock.withLock { self.current += seconds } }
 }
 
 func url(_ text: String) -> URL {
@@ -298,7 +291,7 @@ struct CredentialStoreTests {
 
     @Test("an expiring credential is refreshed shortly before its expiry, and the old one is wiped")
     func expiringRefresh() async throws {
-        let clock = TestClock()
+        let clock = ManualClock()
         let counter = RefreshCounter()
         let store = CredentialStore(refreshMargin: 60, now: { clock.now })
         let first = try Credential.bearer(SecretBytes(utf8: "token-1"), expiresAt: clock.now + 300)
@@ -311,7 +304,7 @@ struct CredentialStoreTests {
         #expect(value(headers, "Authorization") == "Bearer token-1")
         #expect(counter.count == 0)
 
-        clock.advance(241)  // 59 s left: inside the margin
+        clock.advance(by: 241)  // 59 s left: inside the margin
         headers = []
         _ = try await store.attach(to: &headers, for: url("https://api.example.com/"))
         #expect(value(headers, "Authorization") == "Bearer token-2")

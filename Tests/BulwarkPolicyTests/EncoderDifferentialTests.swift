@@ -1,3 +1,4 @@
+import BulwarkTestHelpers
 import Foundation
 import Testing
 
@@ -8,7 +9,7 @@ import Testing
 
 // MARK: - Differential tests
 
-@Suite("Encoders match the reference implementation byte for byte")
+@Suite("Encoders match the reference implementation byte for byte", .tags(.encoders))
 struct EncoderDifferentialTests {
     /// Every encoder and context, new and reference, on text.
     static let textEncoders:
@@ -635,7 +636,7 @@ private struct ReferenceEscapeTable: Sendable {
     }
 }
 
-@Suite("The vector kernel of the hexadecimal escapes")
+@Suite("The vector kernel of the hexadecimal escapes", .tags(.encoders))
 struct HexEscapeKernelTests {
     /// `scripts/test` runs the encoder suites twice: with the kernel where the processor has it, and with
     /// `BULWARK_NO_VECTOR_ENCODING=1`, so that the Swift engine alone is held to the reference on such a processor too.

@@ -1,20 +1,8 @@
+import BulwarkTestHelpers
 import Foundation
 import Testing
 
 @testable import BulwarkPolicy
-
-/// SplitMix64: a small seeded generator, so the property tests see the same inputs on every run.
-struct SeededGenerator: RandomNumberGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { self.state = seed }
-    mutating func next() -> UInt64 {
-        self.state &+= 0x9E37_79B9_7F4A_7C15
-        var z = self.state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 enum EncodingSamples {
     /// Characters that matter to some context, plain text, and non-ASCII of every UTF-8 length.
@@ -162,7 +150,7 @@ func replacingForbiddenControls(_ text: String) -> String {
 
 // MARK: - HTML
 
-@Suite("HTML encoders")
+@Suite("HTML encoders", .tags(.encoders))
 struct HTMLEncoderTests {
     @Test("text: the five special characters become references")
     func textBasics() {
@@ -250,7 +238,7 @@ struct HTMLEncoderTests {
 
 // MARK: - JavaScript
 
-@Suite("JavaScript string encoder")
+@Suite("JavaScript string encoder", .tags(.encoders))
 struct JavaScriptEncoderTests {
     @Test("quotes, backslash, markup and line terminators are escaped")
     func basics() {
@@ -288,7 +276,7 @@ struct JavaScriptEncoderTests {
 
 // MARK: - URL components
 
-@Suite("URL component encoder")
+@Suite("URL component encoder", .tags(.encoders))
 struct URLComponentEncoderTests {
     @Test("only unreserved characters stay; hex is upper-case")
     func basics() {

@@ -1,3 +1,4 @@
+import BulwarkTestHelpers
 import BulwarkTestSupport
 import Foundation
 import SwiftASN1
@@ -80,9 +81,13 @@ struct PinTests {
         #expect(set.isExpired(at: now))
         #expect(!(try PinSet([Self.text], allowSinglePin: true).isExpired(at: .distantFuture)))
     }
+}
 
+/// Pins computed by Bulwark equal the ones `openssl` computes for the same certificate (runs `openssl`).
+@Suite("Pins agree with OpenSSL", .tags(.externalPeers))
+struct PinOpenSSLAgreementTests {
     @Test(arguments: TestKeyAlgorithm.allCases)
-    func pinsEqualOpenSSLs(key: TestKeyAlgorithm) throws {
+    func pinsEqualOpenSSLs(key: TestKeyAlgorithm) async throws {
         let leaf = try CertificateFactory.issueLeaf(from: nil, key: key)
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("bulwark-pin-\(UUID())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -90,7 +95,7 @@ struct PinTests {
         let file = directory.appendingPathComponent("cert.pem").path
         try leaf.certificatePEM.write(toFile: file, atomically: true, encoding: .utf8)
 
-        let spki = try Shell.run(
+        let spki = try await ProcessRunner.pipeline(
             "openssl x509 -in '\(file)' -pubkey -noout | openssl pkey -pubin -outform der "
                 + "| openssl dgst -sha256 -binary | base64"
         )
@@ -100,29 +105,7 @@ struct PinTests {
         try serializer.serialize(leaf.certificate.publicKey)
         #expect(leaf.certificate.subjectPublicKeyInfoDER == serializer.serializedBytes)
         #expect(Certificate.subjectPublicKeyInfo(inTBSCertificate: leaf.certificate.tbsCertificateBytes) != nil)
-        let fingerprint = try Shell.run("openssl x509 -in '\(file)' -noout -fingerprint -sha256")
+        let fingerprint = try await ProcessRunner.pipeline("openssl x509 -in '\(file)' -noout -fingerprint -sha256")
         #expect(fingerprint.hasSuffix("=" + Pin.certificate(of: leaf.certificate).fingerprint), "\(fingerprint)")
-    }
-}
-
-/// Runs a shell pipeline and returns its trimmed standard output; fails on a non-zero exit.
-enum Shell {
-    struct Failure: Error, CustomStringConvertible {
-        var description: String
-    }
-
-    static func run(_ command: String) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/bash")
-        process.arguments = ["-c", "set -o pipefail; " + command]
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw Failure(description: "`\(command)` exited with \(process.terminationStatus)")
-        }
-        return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 }

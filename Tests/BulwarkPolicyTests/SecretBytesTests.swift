@@ -1,3 +1,4 @@
+import BulwarkTestHelpers
 import Foundation
 import Testing
 
@@ -126,8 +127,8 @@ struct ZeroizationTests {
     func throwingInitializerZeroizes() async {
         struct Failure: Error {}
         await ReleaseLog.observing { log in
-            let recorded = AddressBox()
-            let mark = AddressBox()
+            let recorded = SharedBox<UInt>(0)
+            let mark = SharedBox<UInt>(0)
             #expect(throws: Failure.self) {
                 _ = try SecretBytes(count: 32) { (buffer) throws(Failure) in
                     buffer.copyBytes(from: [UInt8](repeating: 0x42, count: 32))
@@ -162,8 +163,8 @@ struct ZeroizationTests {
     @Test("credential factories that refuse a value zeroize it")
     func refusedCredentialZeroized() async {
         await ReleaseLog.observing { log in
-            let recorded = AddressBox()
-            let mark = AddressBox()
+            let recorded = SharedBox<UInt>(0)
+            let mark = SharedBox<UInt>(0)
             #expect(throws: CredentialError.self) {
                 let secret = SecretBytes(utf8: "token\r\nX-Injected: 1")
                 recorded.value = address(of: secret)
@@ -261,10 +262,10 @@ struct ZeroizationTests {
     func lateRefreshWiped() async throws {
         try await ReleaseLog.observing { log in
             let gate = Gate()
-            let made = AddressBox()
+            let made = SharedBox<UInt>(0)
             // Counted once the secret exists: a buffer other tests released earlier at the same address (before this
             // one was allocated there) must not be taken for it.
-            let madeAt = AddressBox()
+            let madeAt = SharedBox<UInt>(0)
             let store = CredentialStore()
             store.add(nil, scope: try .under("https://api.example.com/")) { _ in
                 await gate.wait()
@@ -288,16 +289,6 @@ struct ZeroizationTests {
             #expect(log.firstRelease(at: made.value, since: Int(madeAt.value)) == [UInt8](repeating: 0, count: 10))
             #expect(store.count == 0)
         }
-    }
-}
-
-/// A mutable address shared with a closure.
-final class AddressBox: @unchecked Sendable {
-    private let lock = NSLock()
-    private var stored: UInt = 0
-    var value: UInt {
-        get { self.lock.withLock { self.stored } }
-        set { self.lock.withLock { self.stored = newValue } }
     }
 }
 

@@ -1,3 +1,4 @@
+import BulwarkTestHelpers
 import Crypto
 import Foundation
 import Testing
@@ -6,7 +7,7 @@ import Testing
 
 /// The interval checkpoint's timer (a Dispatch timer). It waits on real time, so scripts/test runs it in the timing
 /// process, apart from CPU-heavy suites that can hold Dispatch's threads for many seconds.
-@Suite("Tamper-evident log: the interval checkpoint timer")
+@Suite("Tamper-evident log: the interval checkpoint timer", .tags(.timing))
 struct TamperEvidentLogTimerTests {
     let key = try! TamperEvidentLog.Key(bytes: Array("0123456789abcdef0123456789abcdef".utf8))
 

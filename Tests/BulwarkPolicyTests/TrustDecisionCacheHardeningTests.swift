@@ -1,3 +1,4 @@
+import BulwarkTestHelpers
 import BulwarkTestSupport
 import Foundation
 import Testing
@@ -53,7 +54,7 @@ struct TrustDecisionCacheHardeningTests {
     /// the chain must pass default validation, which this self-signed chain does not. The cache served the old
     /// "trusted" until its own time to live ran out.
     @Test func aDecisionIsNotServedPastThePinSetsExpiration() async throws {
-        let clock = CacheClock()
+        let clock = ManualClock(Date())
         let cache = TrustDecisionCache(now: clock.function)
         let selfSigned = Chains[.selfSignedLeaf]
         let leaf = selfSigned.leaf.certificate

@@ -1,25 +1,10 @@
+import BulwarkTestHelpers
 import BulwarkTestSupport
 import Foundation
 import Testing
 import X509
 
 @testable import BulwarkPolicy
-
-/// A clock the cache tests move by hand (starting now: the test certificates are valid now).
-final class CacheClock: @unchecked Sendable {
-    private let lock = NSLock()
-    private var current: Date
-
-    init(_ start: Date = Date()) { self.current = start }
-
-    var now: Date { self.lock.withLock { self.current } }
-
-    func advance(by seconds: TimeInterval) {
-        self.lock.withLock { self.current += seconds }
-    }
-
-    var function: @Sendable () -> Date { { self.now } }
-}
 
 @Suite("Trust-decision cache")
 struct TrustDecisionCacheTests {
@@ -118,7 +103,7 @@ struct TrustDecisionCacheTests {
     }
 
     @Test func entriesExpireAfterTheTimeToLive() async throws {
-        let clock = CacheClock()
+        let clock = ManualClock(Date())
         let cache = TrustDecisionCache(options: .init(timeToLive: 60), now: clock.function)
         let manager = try self.manager(for: self.chain)
         _ = await cache.evaluate(self.chain.presentedChain, forHost: Self.host, with: manager)
@@ -132,7 +117,7 @@ struct TrustDecisionCacheTests {
 
     @Test func entriesNeverOutliveTheChain() async throws {
         // The leaf is valid for 30 days: a year-long time to live is cut to the leaf's notValidAfter.
-        let clock = CacheClock()
+        let clock = ManualClock(Date())
         let cache = TrustDecisionCache(options: .init(timeToLive: 365 * 86_400), now: clock.function)
         let manager = try self.manager(for: self.chain)
         _ = await cache.evaluate(self.chain.presentedChain, forHost: Self.host, with: manager)
@@ -146,7 +131,7 @@ struct TrustDecisionCacheTests {
     }
 
     @Test func aClockGoingBackIsAMiss() async throws {
-        let clock = CacheClock()
+        let clock = ManualClock(Date())
         let cache = TrustDecisionCache(now: clock.function)
         let manager = try self.manager(for: self.chain)
         _ = await cache.evaluate(self.chain.presentedChain, forHost: Self.host, with: manager)

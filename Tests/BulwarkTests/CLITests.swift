@@ -1,4 +1,5 @@
 import Bulwark
+import BulwarkTestHelpers
 import BulwarkTestSupport
 import Foundation
 import Testing
@@ -18,30 +19,8 @@ enum CLI {
     }
 
     static func run(_ arguments: [String]) async throws -> Result {
-        let directory = FileManager.default.temporaryDirectory.appending(path: "bulwark-cli-\(UUID())")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let outURL = directory.appending(path: "out")
-        let errURL = directory.appending(path: "err")
-        FileManager.default.createFile(atPath: outURL.path, contents: nil)
-        FileManager.default.createFile(atPath: errURL.path, contents: nil)
-        let process = Process()
-        process.executableURL = Self.binary
-        process.arguments = arguments
-        process.standardOutput = try FileHandle(forWritingTo: outURL)
-        process.standardError = try FileHandle(forWritingTo: errURL)
-        var environment = ProcessInfo.processInfo.environment
-        environment["SWIFT_BACKTRACE"] = "enable=no"
-        process.environment = environment
-        let status: Int32 = try await withCheckedThrowingContinuation { continuation in
-            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
-            do { try process.run() } catch { continuation.resume(throwing: error) }
-        }
-        return Result(
-            status: status,
-            stdout: (try? String(contentsOf: outURL, encoding: .utf8)) ?? "",
-            stderr: (try? String(contentsOf: errURL, encoding: .utf8)) ?? ""
-        )
+        let result = try await ProcessRunner.run(Self.binary, arguments, timeout: .seconds(300))
+        return Result(status: result.status, stdout: result.output, stderr: result.stderr)
     }
 
     static func write(_ text: String, name: String) throws -> String {
@@ -51,7 +30,7 @@ enum CLI {
     }
 }
 
-@Suite("The bulwark command")
+@Suite("The bulwark command", .tags(.externalPeers))
 struct CLITests {
     @Test func pinPrintsEveryCertificateWithOpenSSLsValues() async throws {
         let rsa = try CertificateFactory.issueLeaf(

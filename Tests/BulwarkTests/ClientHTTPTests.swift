@@ -1,4 +1,5 @@
 import Bulwark
+import BulwarkTestHelpers
 import BulwarkTestSupport
 import Foundation
 import NIOCore
@@ -168,7 +169,7 @@ struct ClientHTTPTests {
     }
 }
 
-@Suite("Robustness: misbehaving servers end in typed errors within their timeouts")
+@Suite("Robustness: misbehaving servers end in typed errors within their timeouts", .tags(.timing))
 struct ClientRobustnessTests {
     let chain: TestChain
     let evaluator: DefaultTrustEvaluator

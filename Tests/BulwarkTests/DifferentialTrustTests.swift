@@ -1,4 +1,5 @@
 import Bulwark
+import BulwarkTestHelpers
 import BulwarkTestSupport
 import Foundation
 import Testing
@@ -14,7 +15,10 @@ import X509
 /// first ``ChainMutationEngine/variantCount`` chains apply every single mutation once. `BULWARK_DIFF_VERBOSE`
 /// also lists the mutations on which both agree. `scripts/differential` runs a long version. Runs in the
 /// external-programs process of `scripts/test`, since it spawns openssl.
-@Suite("Differential trust testing: Bulwark trusts no mutated chain that OpenSSL refuses, unless allowlisted")
+@Suite(
+    "Differential trust testing: Bulwark trusts no mutated chain that OpenSSL refuses, unless allowlisted",
+    .tags(.externalPeers)
+)
 struct DifferentialTrustTests {
     static let environment = ProcessInfo.processInfo.environment
     static let chainCount = Int(environment["BULWARK_DIFF_CHAINS"] ?? "") ?? 400

@@ -1,4 +1,5 @@
 import Bulwark
+import BulwarkTestHelpers
 import BulwarkTestSupport
 import Foundation
 import InMemoryLogging
@@ -92,10 +93,10 @@ struct EventMonitorTests {
 
     @Test func chainDumpMonitorPrintsBothChains() async throws {
         let dumps = RecordingEventMonitor()
-        let collected = LockedStrings()
+        let collected = SharedBox<[String]>([])
         let dump = ChainDumpMonitor { collected.append($0) }
         try await run(monitor: CompositeEventMonitor([dump, dumps])) { .publicKeys(pins, roots: $0) }
-        let texts = collected.values
+        let texts = collected.value
         #expect(texts.count == 2)
         #expect(texts[0].contains("presented chain:"))
         #expect(texts[0].contains("verified chain:"))
@@ -113,20 +114,5 @@ struct EventMonitorTests {
         }
         #expect(try TamperEvidentLogVerifier.verify(path: path, key: key).records == 3)
         #expect(try String(contentsOfFile: path, encoding: .utf8).contains("\"kind\":\"pin_failed\""))
-    }
-}
-
-final class LockedStrings: @unchecked Sendable {
-    private let lock = NSLock()
-    private var storage: [String] = []
-    func append(_ value: String) {
-        self.lock.lock()
-        defer { self.lock.unlock() }
-        self.storage.append(value)
-    }
-    var values: [String] {
-        self.lock.lock()
-        defer { self.lock.unlock() }
-        return self.storage
     }
 }

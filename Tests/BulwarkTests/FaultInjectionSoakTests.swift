@@ -1,4 +1,5 @@
 import Bulwark
+import BulwarkTestHelpers
 import BulwarkTestSupport
 import Foundation
 import NIOCore
@@ -27,7 +28,10 @@ enum ProcessFigures {
 ///
 /// `BULWARK_SOAK_REQUESTS` (default 600) and `BULWARK_SOAK_SEED` (default 1) set the length and the sequence;
 /// `scripts/soak` runs the long version.
-@Suite("Fault-injection soak: every request ends in a response or a typed error in time, and the pool recovers")
+@Suite(
+    "Fault-injection soak: every request ends in a response or a typed error in time, and the pool recovers",
+    .tags(.soak)
+)
 struct FaultInjectionSoakTests {
     static let environment = ProcessInfo.processInfo.environment
     static let requestCount = Int(environment["BULWARK_SOAK_REQUESTS"] ?? "") ?? 600

@@ -1,4 +1,5 @@
 import BulwarkPolicy
+import BulwarkTestHelpers
 import BulwarkTestSupport
 import Foundation
 import NIOCore
@@ -209,7 +210,7 @@ struct HardeningClientTests {
 
 /// The regression tests whose races are set up with time: their own `swift test` process (see scripts/test), so
 /// that CPU-heavy suites cannot stretch their clocks.
-@Suite("Hardening: deadlines, cancellation, keep-alive timers and the sign-out cookie race")
+@Suite("Hardening: deadlines, cancellation, keep-alive timers and the sign-out cookie race", .tags(.timing))
 struct HardeningTimingTests {
     /// Defect 4: a response whose head arrives after `signOut()` must not store its `Set-Cookie` in the jar.
     @Test("a response started before sign-out stores no cookie in the next session's jar")

@@ -1,4 +1,5 @@
 import Bulwark
+import BulwarkTestHelpers
 import BulwarkTestSupport
 import Foundation
 import Testing
@@ -42,7 +43,7 @@ struct ErrorMessageSetup: Sendable {
     var debugPhrase: String? = nil
 }
 
-@Suite("Error messages a person can act on, against openssl s_server", .serialized)
+@Suite("Error messages a person can act on, against openssl s_server", .serialized, .tags(.externalPeers))
 struct InteropErrorMessageTests {
     /// Every `s_server` here may hold a weak key or signature, or speak TLS 1.0: OpenSSL refuses those above
     /// security level 0.

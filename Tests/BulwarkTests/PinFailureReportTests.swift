@@ -1,10 +1,11 @@
 import Bulwark
+import BulwarkTestHelpers
 import BulwarkTestSupport
 import Foundation
 import Testing
 import X509
 
-@Suite("Pin-failure reports (TrustKit, RFC 7469)")
+@Suite("Pin-failure reports (TrustKit, RFC 7469)", .tags(.timing))
 struct PinFailureReportTests {
     static let collectorHost = "collector.bulwark.test"
 

@@ -1,10 +1,11 @@
 import Bulwark
+import BulwarkTestHelpers
 import BulwarkTestSupport
 import Foundation
 import Testing
 
 /// `bulwark redirect-check` and the redirect lines of `bulwark fetch`, run as the built executable.
-@Suite("The bulwark redirect-check command and fetch's redirect lines")
+@Suite("The bulwark redirect-check command and fetch's redirect lines", .tags(.externalPeers))
 struct RedirectCommandTests {
     static let from = "https://api.example.com/login?next=1"
 

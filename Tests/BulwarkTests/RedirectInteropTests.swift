@@ -1,4 +1,5 @@
 import Bulwark
+import BulwarkTestHelpers
 import BulwarkTestSupport
 import Foundation
 import NIOCore
@@ -8,7 +9,7 @@ import Testing
 /// The Bulwark client following (and refusing) nginx's `return 301/302/307/308` redirects: the locations written by
 /// `scripts/peers/nginx-conf` (`/r301` … `/r308` → `/hello`, `/r302-relative`, `/loop` → itself, `/chain/1` …
 /// `/chain/7`, a 7-hop chain ending at `/hello`).
-@Suite("Interop: redirects from nginx through the Bulwark client", .serialized)
+@Suite("Interop: redirects from nginx through the Bulwark client", .serialized, .tags(.externalPeers))
 struct InteropRedirectTests {
     let chain = InteropChain.shared
 

@@ -1,3 +1,4 @@
+import BulwarkTestHelpers
 import BulwarkTestSupport
 import Foundation
 import NIOSSL
@@ -5,7 +6,7 @@ import Testing
 import X509
 
 /// Proves the test servers are real by talking to them with a peer nobody here wrote: curl (OpenSSL, nghttp2).
-@Suite("Test HTTPS servers against curl")
+@Suite("Test HTTPS servers against curl", .tags(.externalPeers))
 struct TestServerTests {
     static let host = "server.bulwark.test"
 
@@ -411,49 +412,14 @@ extension TestServerTests {
             try await Self.execute("/bin/sh", ["-c", line], files: files)
         }
 
-        /// Runs the process to its end without blocking a concurrency thread; its output goes to files, so a large
-        /// body cannot fill a pipe.
+        /// Runs the process to its end (through the tests' one process runner).
         static func execute(
             _ executable: String,
             _ arguments: [String],
             files: [String: [UInt8]]
         ) async throws -> CurlRun {
-            let manager = FileManager.default
-            let directory = manager.temporaryDirectory.appendingPathComponent("bulwark-curl-\(UUID().uuidString)")
-            try manager.createDirectory(at: directory, withIntermediateDirectories: true)
-            defer { try? manager.removeItem(at: directory) }
-            for (name, bytes) in files {
-                try Data(bytes).write(to: directory.appendingPathComponent(name))
-            }
-            let stdoutURL = directory.appendingPathComponent(".stdout")
-            let stderrURL = directory.appendingPathComponent(".stderr")
-            manager.createFile(atPath: stdoutURL.path, contents: nil)
-            manager.createFile(atPath: stderrURL.path, contents: nil)
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: executable)
-            process.arguments = arguments
-            process.currentDirectoryURL = directory
-            process.standardOutput = try FileHandle(forWritingTo: stdoutURL)
-            process.standardError = try FileHandle(forWritingTo: stderrURL)
-            let status: Int32 = try await withCheckedThrowingContinuation { continuation in
-                process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
-                do {
-                    try process.run()
-                } catch {
-                    process.terminationHandler = nil
-                    continuation.resume(throwing: error)
-                }
-            }
-            var written: [String: [UInt8]] = [:]
-            for name in try manager.contentsOfDirectory(atPath: directory.path) where !name.hasPrefix(".") {
-                written[name] = Array(try Data(contentsOf: directory.appendingPathComponent(name)))
-            }
-            return CurlRun(
-                exitCode: status,
-                stdout: Array(try Data(contentsOf: stdoutURL)),
-                stderr: String(decoding: try Data(contentsOf: stderrURL), as: UTF8.self),
-                files: written
-            )
+            let result = try await ProcessRunner.run(URL(fileURLWithPath: executable), arguments, files: files)
+            return CurlRun(exitCode: result.status, stdout: result.stdout, stderr: result.stderr, files: result.files)
         }
     }
 }

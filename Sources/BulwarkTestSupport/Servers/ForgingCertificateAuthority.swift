@@ -1,3 +1,4 @@
+import BulwarkPolicy
 import NIOSSL
 import X509
 

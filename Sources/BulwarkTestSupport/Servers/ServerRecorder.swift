@@ -1,3 +1,4 @@
+import BulwarkPolicy
 import NIOCore
 
 /// What a test server saw, updated from its event loops and read from tests.

@@ -1,3 +1,4 @@
+import BulwarkTestHelpers
 import BulwarkTestSupport
 import Foundation
 import X509
@@ -157,71 +158,20 @@ enum ExternalPeers {
             .write(to: directory.appending(path: "root.pem"), atomically: true, encoding: .utf8)
     }
 
-    /// The result of a finished command.
-    struct CommandResult: Sendable {
-        var status: Int32
-        var stdout: Data
-        var stderr: String
-        var output: String { String(decoding: self.stdout, as: UTF8.self) }
-    }
-
-    /// Runs a command to completion without blocking a concurrency thread; output goes through files, so a large
-    /// output cannot stall the child on a full pipe. A command still running after `timeout` is killed.
+    /// Runs a command to completion (through the tests' one process runner). A command still running after
+    /// `timeout` is killed.
     static func run(
         _ executable: URL,
         _ arguments: [String],
         timeout: Duration = .seconds(60)
-    ) async throws
-        -> CommandResult
-    {
-        let directory = try makeDirectory("cmd")
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let outURL = directory.appending(path: "stdout")
-        let errURL = directory.appending(path: "stderr")
-        _ = FileManager.default.createFile(atPath: outURL.path, contents: nil)
-        _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
-        let outHandle = try FileHandle(forWritingTo: outURL)
-        let errHandle = try FileHandle(forWritingTo: errURL)
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = outHandle
-        process.standardError = errHandle
-        let status: Int32 = try await withCheckedThrowingContinuation { continuation in
-            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
-            do {
-                try process.run()
-            } catch {
-                process.terminationHandler = nil
-                continuation.resume(throwing: error)
-                return
-            }
-            let watched = UncheckedBox(process)
-            DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(Int(timeout / .milliseconds(1)))) {
-                // Still running means not yet reaped, so the pid is still this child's.
-                if watched.value.isRunning { kill(watched.value.processIdentifier, SIGKILL) }
-            }
-        }
-        try outHandle.close()
-        try errHandle.close()
-        return CommandResult(
-            status: status,
-            stdout: (try? Data(contentsOf: outURL)) ?? Data(),
-            stderr: (try? String(contentsOf: errURL, encoding: .utf8)) ?? ""
-        )
+    ) async throws -> ProcessRunner.Result {
+        try await ProcessRunner.run(executable, arguments, timeout: timeout)
     }
 
     /// Runs `curl` with `arguments`.
-    static func curl(_ arguments: [String]) async throws -> CommandResult {
+    static func curl(_ arguments: [String]) async throws -> ProcessRunner.Result {
         try await run(try findTool("curl"), ["--silent", "--show-error", "--max-time", "20"] + arguments)
     }
-}
-
-/// Carries a value the compiler cannot prove Sendable into a closure (a `Process` only read there).
-final class UncheckedBox<Value>: @unchecked Sendable {
-    let value: Value
-    init(_ value: Value) { self.value = value }
 }
 
 /// A peer process: started, watched until its port accepts connections, stopped with SIGTERM (then SIGKILL).

@@ -1,0 +1,20 @@
+import Testing
+
+// The tags that decide which `swift test` process of scripts/test runs a suite (scripts/test-suites reads them from
+// the sources). A suite without one of these tags runs in the shared in-process run.
+extension Tag {
+    /// The suite starts other programs (curl, nginx, openssl, mitmproxy, the bulwark executable). Such suites run in
+    /// a process of their own, so no file descriptor of a child can be closed or reused under an in-process client
+    /// test. `ProcessRunner` records an issue when a test without this tag starts a program.
+    @Tag public static var externalPeers: Self
+
+    /// The suite bounds a duration on the wall clock (a timeout must end a request within N seconds). Such suites run
+    /// in a process of their own, so CPU-heavy suites cannot stretch their clocks.
+    @Tag public static var timing: Self
+
+    /// The fault-injection soak: it counts the process's file descriptors before and after, so it runs alone.
+    @Tag public static var soak: Self
+
+    /// The output encoders, run a second time with their vector kernel turned off (`BULWARK_NO_VECTOR_ENCODING=1`).
+    @Tag public static var encoders: Self
+}
