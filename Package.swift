@@ -5,6 +5,7 @@ let package = Package(
     name: "Bulwark",
     platforms: [.macOS(.v14), .iOS(.v17)],
     products: [
+        .library(name: "BulwarkEncoding", targets: ["BulwarkEncoding"]),
         .library(name: "BulwarkPolicy", targets: ["BulwarkPolicy"]),
         .library(name: "Bulwark", targets: ["Bulwark"]),
         .library(name: "BulwarkTestSupport", targets: ["BulwarkTestSupport"]),
@@ -25,10 +26,12 @@ let package = Package(
     ],
     targets: [
         .target(name: "CBulwarkVector"),
+        // Context-aware output encoders (HTML, attributes, JavaScript strings, URL components) and SafeHTML/SafeURL;
+        // depends on nothing else of Bulwark.
+        .target(name: "BulwarkEncoding", dependencies: ["CBulwarkVector"]),
         .target(
             name: "BulwarkPolicy",
             dependencies: [
-                "CBulwarkVector",
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
@@ -39,6 +42,7 @@ let package = Package(
             name: "Bulwark",
             dependencies: [
                 "BulwarkPolicy",
+                "BulwarkEncoding",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -90,6 +94,10 @@ let package = Package(
             name: "BulwarkTestHelpers",
             dependencies: ["BulwarkPolicy"],
             path: "Tests/BulwarkTestHelpers"
+        ),
+        .testTarget(
+            name: "BulwarkEncodingTests",
+            dependencies: ["BulwarkEncoding", "BulwarkTestHelpers"]
         ),
         .testTarget(
             name: "BulwarkPolicyTests",

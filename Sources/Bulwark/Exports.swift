@@ -1,1 +1,2 @@
+@_exported import BulwarkEncoding
 @_exported import BulwarkPolicy

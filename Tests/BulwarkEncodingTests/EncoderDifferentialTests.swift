@@ -2,7 +2,7 @@ import BulwarkTestHelpers
 import Foundation
 import Testing
 
-@testable import BulwarkPolicy
+@testable import BulwarkEncoding
 
 // The output encoders as they were before the fast engine (EscapeTable with an 8-byte table scan), kept verbatim as
 // a reference: the library's encoders must give exactly the same bytes for every input.

@@ -2,7 +2,7 @@ import BulwarkTestHelpers
 import Foundation
 import Testing
 
-@testable import BulwarkPolicy
+@testable import BulwarkEncoding
 
 enum EncodingSamples {
     /// Characters that matter to some context, plain text, and non-ASCII of every UTF-8 length.
