@@ -98,7 +98,7 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
             exchange.onComplete(false)
             return false
         }
-        switch self.machine.startExchange(requestKeepAlive: exchange.requestKeepAlive, now: .now()) {
+        switch self.machine.startExchange(requestKeepAlive: exchange.requestKeepAlive, now: context.eventLoop.now) {
         case .refuse(let error):
             exchange.headPromise.fail(error)
             exchange.onComplete(false)
@@ -135,7 +135,7 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private func scheduleReadTimer(at deadline: NIODeadline, on eventLoop: any EventLoop) {
         self.readTimer = eventLoop.assumeIsolated().scheduleTask(deadline: deadline) { [self] in
             self.readTimer = nil
-            switch self.machine.readTimerFired(now: .now()) {
+            switch self.machine.readTimerFired(now: eventLoop.now) {
             case .none: break
             case .reschedule(let next): self.scheduleReadTimer(at: next, on: eventLoop)
             case .fail(let error): self.fail(error)
@@ -192,7 +192,7 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
     // MARK: Responses
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        let now = NIODeadline.now()
+        let now = context.eventLoop.now
         switch self.unwrapInboundIn(data) {
         case .head(let head):
             switch self.machine.receivedHead(head, isCompressed: Self.isCompressed(head), now: now) {
@@ -251,7 +251,7 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func produceMore() {
-        if self.machine.demandResumed(now: .now()), let context {
+        if self.machine.demandResumed(now: self.context?.eventLoop.now ?? .now()), let context {
             context.read()
         }
     }
