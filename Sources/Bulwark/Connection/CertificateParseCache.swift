@@ -1,5 +1,4 @@
 import BulwarkPolicy
-import NIOConcurrencyHelpers
 import X509
 
 /// The certificates a client has parsed, by their exact DER bytes: a server presents the same leaf and
@@ -22,16 +21,16 @@ final class CertificateParseCache: Sendable {
 
     let capacity: Int
     let maximumBytes: Int
-    private let entries: NIOLockedValueBox<LeastRecentlyUsed<DER, Certificate>>
+    private let entries: LockedValue<LeastRecentlyUsed<DER, Certificate>>
 
     init(capacity: Int = 64, maximumBytes: Int = 16 * 1024) {
         self.capacity = capacity
         self.maximumBytes = maximumBytes
-        self.entries = NIOLockedValueBox(LeastRecentlyUsed(capacity: capacity))
+        self.entries = LockedValue(LeastRecentlyUsed(capacity: capacity))
     }
 
     /// The number of remembered certificates.
-    var count: Int { self.entries.withLockedValue { $0.count } }
+    var count: Int { self.entries.withLock { $0.count } }
 
     /// `Certificate(derEncoded: der)`, from memory when these exact bytes were parsed before.
     func certificate(derEncoded der: [UInt8]) throws -> Certificate {
@@ -39,11 +38,11 @@ final class CertificateParseCache: Sendable {
             return try Certificate(derEncoded: der)
         }
         let key = DER(bytes: der)
-        if let remembered = self.entries.withLockedValue({ $0.value(forKey: key) }) {
+        if let remembered = self.entries.withLock({ $0.value(forKey: key) }) {
             return remembered
         }
         let certificate = try Certificate(derEncoded: der)
-        self.entries.withLockedValue { $0.insert(certificate, forKey: key) }
+        self.entries.withLock { $0.insert(certificate, forKey: key) }
         return certificate
     }
 }

@@ -8,7 +8,7 @@ import X509
 /// Only decoding is reused, never a verdict: every check runs on every evaluation. Bounded: at most `capacity`
 /// certificates whose `TBSCertificate` is at most `maximumBytes` long (a larger one is decoded every time); the
 /// least recently used one is evicted first. One instance, ``shared``, serves the process; it is thread-safe.
-final class ParsedExtensionsCache: @unchecked Sendable {
+final class ParsedExtensionsCache: Sendable {
     /// `TBSCertificate` bytes, hashed as one block (a byte collection would be hashed byte by byte).
     private struct Key: Hashable {
         let bytes: ArraySlice<UInt8>
@@ -31,17 +31,16 @@ final class ParsedExtensionsCache: @unchecked Sendable {
 
     let capacity: Int
     let maximumBytes: Int
-    private let lock = NSLock()
-    private var entries: LeastRecentlyUsed<Key, ParsedExtensions>
+    private let entries: LockedValue<LeastRecentlyUsed<Key, ParsedExtensions>>
 
     init(capacity: Int = 128, maximumBytes: Int = 16 * 1024) {
         self.capacity = capacity
         self.maximumBytes = maximumBytes
-        self.entries = LeastRecentlyUsed(capacity: capacity)
+        self.entries = LockedValue(LeastRecentlyUsed(capacity: capacity))
     }
 
     /// The number of remembered certificates.
-    var count: Int { self.lock.withLock { self.entries.count } }
+    var count: Int { self.entries.withLock { $0.count } }
 
     /// `ParsedExtensions(certificate)`, from memory when a certificate with the same `TBSCertificate` bytes was
     /// decoded before.
@@ -49,11 +48,11 @@ final class ParsedExtensionsCache: @unchecked Sendable {
         let bytes = certificate.tbsCertificateBytes
         guard self.capacity > 0, bytes.count <= self.maximumBytes else { return ParsedExtensions(certificate) }
         let key = Key(bytes: bytes)
-        if let remembered = self.lock.withLock({ self.entries.value(forKey: key) }) {
+        if let remembered = self.entries.withLock({ $0.value(forKey: key) }) {
             return remembered
         }
         let parsed = ParsedExtensions(certificate)
-        self.lock.withLock { self.entries.insert(parsed, forKey: key) }
+        self.entries.withLock { $0.insert(parsed, forKey: key) }
         return parsed
     }
 }

@@ -34,7 +34,7 @@ import X509
 ///
 /// `BulwarkClient` keeps one per client (`Configuration.trustDecisionCache`, on by default) and still reports a
 /// security event for every handshake, with the detail `cached` set to `true` on a hit.
-public final class TrustDecisionCache: @unchecked Sendable {
+public final class TrustDecisionCache: Sendable {
     /// Limits of a ``TrustDecisionCache``.
     public struct Options: Sendable, Hashable {
         /// How long a trusted decision is reused, at most; a value of zero or less stores nothing.
@@ -74,8 +74,7 @@ public final class TrustDecisionCache: @unchecked Sendable {
 
     public let options: Options
     private let now: @Sendable () -> Date
-    private let lock = NSLock()
-    private var entries: LeastRecentlyUsed<Key, Entry>
+    private let entries: LockedValue<LeastRecentlyUsed<Key, Entry>>
 
     /// - Parameters:
     ///   - options: Lifetime and size limits.
@@ -83,12 +82,12 @@ public final class TrustDecisionCache: @unchecked Sendable {
     public init(options: Options = Options(), now: @escaping @Sendable () -> Date = { Date() }) {
         self.options = options
         self.now = now
-        self.entries = LeastRecentlyUsed(capacity: options.capacity)
+        self.entries = LockedValue(LeastRecentlyUsed(capacity: options.capacity))
     }
 
     /// The number of stored decisions (including any that expired but were not looked up since).
     public var count: Int {
-        self.lock.withLock { self.entries.count }
+        self.entries.withLock { $0.count }
     }
 
     /// SHA-256 over the DER certificates of a presented chain, in order, each preceded by its length (so that no
@@ -111,10 +110,10 @@ public final class TrustDecisionCache: @unchecked Sendable {
     /// The stored trusted decision for `key`, if there is one that has not expired.
     public func cachedDecision(for key: Key) -> Hit? {
         let now = self.now()
-        return self.lock.withLock {
-            guard let entry = self.entries.value(forKey: key) else { return nil }
+        return self.entries.withLock { entries in
+            guard let entry = entries.value(forKey: key) else { return nil }
             guard now < entry.expiresAt, now >= entry.storedAt else {
-                self.entries.removeValue(forKey: key)
+                entries.removeValue(forKey: key)
                 return nil
             }
             return entry.hit
@@ -135,9 +134,9 @@ public final class TrustDecisionCache: @unchecked Sendable {
             expiresAt = validUntil
         }
         guard expiresAt > now else { return }
-        self.lock.withLock {
+        self.entries.withLock {
             // A full cache gives up an expired decision before the least recently used live one.
-            self.entries.insert(
+            $0.insert(
                 Entry(hit: Hit(presented: presented, chain: chain), storedAt: now, expiresAt: expiresAt),
                 forKey: key,
                 evictingFirst: { now >= $0.expiresAt || now < $0.storedAt }
@@ -147,7 +146,7 @@ public final class TrustDecisionCache: @unchecked Sendable {
 
     /// Forgets every decision.
     public func removeAll() {
-        self.lock.withLock { self.entries.removeAll() }
+        self.entries.withLock { $0.removeAll() }
     }
 
     /// Evaluates `chain` for `host` with `manager`, or returns the stored decision. `cached` tells which.
