@@ -4,14 +4,15 @@ import X509
 /// Why a server's certificate chain was not trusted: one value per thing that failed.
 ///
 /// A struct wrapping a private enum, not a public enum, so that a new reason can be added without breaking the
-/// exhaustive `switch` of every user: swift-nio-ssl records what a shipped public enum costs (`NIOSSLError` could
-/// not gain a case for `SSL_ERROR_WANT_PRIVATE_KEY_OPERATION` — "we can't add cases to this enum, so we can't
-/// represent this directly" — and later errors went into `NIOSSLExtraError`, "an extensible error object that allows
-/// us to evolve it going forward"), and swift-certificates' `PolicyFailureReason` is a struct for the same reason.
+/// exhaustive `switch` of every user. swift-nio-ssl's `SSLErrors.swift` records what a shipped public enum costs:
+/// `BoringSSLError` could not gain a case for `SSL_ERROR_WANT_PRIVATE_KEY_OPERATION` ("This is a terrible hack: we
+/// can't add cases to this enum, so we can't represent this directly"), and the errors that came after `NIOSSLError`
+/// went into `NIOSSLExtraError`, a struct over a private enum, "an extensible error object that allows us to evolve
+/// it going forward". swift-certificates' `PolicyFailureReason` is a struct too.
 ///
 /// Make a reason with the leading-dot factories (`.expired(certificate:notValidAfter:evaluatedAt:)`, `.emptyChain`);
 /// tell reasons apart by ``code``, a stable label, and read their data through the accessors (``certificate``,
-/// ``host``, ``pinMismatch``, …), which are `nil` for reasons that do not carry it. Two reasons are equal when they
+/// ``host``, ``pinMismatch``, …), `nil` or empty for reasons that do not carry it. Two reasons are equal when they
 /// are the same reason with the same data.
 public struct TrustFailureReason: Hashable, Sendable, CustomStringConvertible {
     private enum Backing: Hashable, Sendable {
