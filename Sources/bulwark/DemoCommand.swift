@@ -92,7 +92,8 @@ struct DemoCommand: AsyncParsableCommand {
             let response = try await client.execute(try BulwarkRequest(url: url), timeout: .seconds(10))
             let body = try await response.body.collect(upTo: 1 << 20)
             trusted = true
-            print("   \(response.httpVersion) \(response.status.code) \"\(String(buffer: body))\"; verified chain:")
+            let version = response.httpVersion.alpnIdentifier
+            print("   \(version) \(response.status.code) \"\(String(buffer: body))\"; verified chain:")
             for certificate in response.serverTrust?.trustedChain?.certificates ?? [] {
                 print("     \(CertificateSummary(certificate).pinLine)")
             }

@@ -95,7 +95,7 @@ struct FetchCommand: AsyncParsableCommand {
         defer { Task { try? await client.shutdown() } }
         let response = try await client.execute(request, timeout: .milliseconds(Int64(self.maxTime * 1000)))
         Self.printRedirects(response.redirects)
-        printError("\(response.httpVersion) \(response.status.code) \(response.status.reasonPhrase)")
+        printError("\(response.httpVersion.alpnIdentifier) \(response.status.code) \(response.status.reasonPhrase)")
         if let trusted = response.serverTrust?.trustedChain {
             printError("trusted; verified chain:")
             for certificate in trusted.certificates {

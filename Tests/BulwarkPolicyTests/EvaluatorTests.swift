@@ -50,7 +50,7 @@ struct DefaultEvaluatorTests {
 
     @Test func expiredLeafIsRefusedAsExpired() async {
         let decision = await evaluate(.expiredLeaf)
-        guard case .expired(let subject, _, _) = decision.reasons.first else {
+        guard let reason = decision.reasons.first, reason.code == "expired", let subject = reason.certificate else {
             Issue.record("expected .expired first, got \(decision.reasons)")
             return
         }
@@ -59,7 +59,7 @@ struct DefaultEvaluatorTests {
 
     @Test func notYetValidLeafIsRefusedAsNotYetValid() async {
         let decision = await evaluate(.notYetValidLeaf)
-        guard case .notYetValid = decision.reasons.first else {
+        guard decision.reasons.first?.code == "not_yet_valid" else {
             Issue.record("expected .notYetValid first, got \(decision.reasons)")
             return
         }
@@ -95,11 +95,11 @@ struct DefaultEvaluatorTests {
     func brokenChainsAreRefusedAsUntrusted(scenario: TestChain.Scenario) async {
         let decision = await evaluate(scenario)
         #expect(decision.reasons.count == 1)
-        guard case .untrustedChain(let details) = decision.reasons.first else {
+        guard let reason = decision.reasons.first, reason.code == "untrusted_chain" else {
             Issue.record("\(scenario): expected .untrustedChain, got \(decision.reasons)")
             return
         }
-        #expect(!details.isEmpty)
+        #expect(!reason.details.isEmpty)
     }
 
     @Test func wrongExtendedKeyUsageSaysServerAuth() async {
@@ -195,7 +195,8 @@ struct PublicKeyPinTests {
     @Test func mismatchNamesHostChainAndPinsLikeOkHttp() async throws {
         let pins = try PinSet([unrelated, unrelated2])
         let decision = await evaluate(pins)
-        guard case .pinMismatch(let mismatch) = decision.reasons.first else {
+        guard let reason = decision.reasons.first, reason.code == "pin_mismatch", let mismatch = reason.pinMismatch
+        else {
             Issue.record("expected .pinMismatch, got \(decision.reasons)")
             return
         }
@@ -232,7 +233,9 @@ struct PublicKeyPinTests {
     @Test func reportOnlyMismatchProceedsWithAViolationNotice() async throws {
         let pins = try PinSet([unrelated], enforcement: .reportOnly)
         let trusted = try #require(await evaluate(pins).trustedChain)
-        guard case .reportOnlyPinViolation(let mismatch) = trusted.notices.first else {
+        guard let notice = trusted.notices.first, notice.code == "report_only_pin_violation",
+            let mismatch = notice.pinMismatch
+        else {
             Issue.record("expected a report-only notice, got \(trusted.notices)")
             return
         }
@@ -305,7 +308,9 @@ struct PinnedCertificatesTests {
             roots: Chains.roots(chain)
         )
         .evaluate(chain.presentedChain, forHost: Chains.host, at: now)
-        guard case .certificateNotPinned(let mismatch) = decision.reasons.first else {
+        guard let reason = decision.reasons.first, reason.code == "certificate_not_pinned",
+            let mismatch = reason.pinMismatch
+        else {
             Issue.record("expected .certificateNotPinned, got \(decision.reasons)")
             return
         }
@@ -373,7 +378,8 @@ struct ManagerTests {
             PublicKeysTrustEvaluator(pinSet: otherLeafPins, roots: roots),
         ])
         let decision = await failing.evaluate(chain.presentedChain, forHost: Chains.host, at: now)
-        guard case .pinMismatch(let mismatch) = decision.reasons.first else {
+        guard let reason = decision.reasons.first, reason.code == "pin_mismatch", let mismatch = reason.pinMismatch
+        else {
             Issue.record("expected the second evaluator's pin mismatch, got \(decision.reasons)")
             return
         }

@@ -19,7 +19,8 @@ struct PinFailureReportFormatTests {
             performDefaultValidation: performDefaultValidation
         )
         let decision = await evaluator.evaluate(self.chain.presentedChain, forHost: Chains.host, at: Date())
-        guard case .pinMismatch(let mismatch) = decision.reasons.first else {
+        guard let reason = decision.reasons.first, reason.code == "pin_mismatch", let mismatch = reason.pinMismatch
+        else {
             Issue.record("expected a pin mismatch, got \(decision.reasons)")
             return [:]
         }

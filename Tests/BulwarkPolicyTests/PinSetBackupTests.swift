@@ -22,7 +22,7 @@ struct PinSetBackupTests {
         let pins = try PinSet([Pin.publicKey(of: intermediate), Pin.certificate(of: intermediate)])
         let decision = await self.evaluate(pins)
         #expect(!decision.isTrusted)
-        guard case .misconfigured(let detail) = decision.reasons.first else {
+        guard let reason = decision.reasons.first, reason.code == "misconfigured", let detail = reason.detail else {
             Issue.record("expected a misconfigured pin set, got \(decision.reasons)")
             return
         }

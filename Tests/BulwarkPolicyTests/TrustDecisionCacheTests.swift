@@ -62,7 +62,7 @@ struct TrustDecisionCacheTests {
         let other = await cache.evaluate(self.chain.presentedChain, forHost: "other.bulwark.test", with: manager)
         #expect(!other.cached)
         let reasons = other.decision.refusal?.reasons ?? []
-        #expect(reasons.contains { if case .hostnameMismatch = $0 { true } else { false } })
+        #expect(reasons.contains { $0.code == "hostname_mismatch" })
     }
 
     @Test func anotherManagerIsAMissButACopyIsAHit() async throws {

@@ -116,6 +116,8 @@ struct CLITests {
         #expect(ok.status == 0, "\(ok.stderr)")
         #expect(ok.stdout == "hello")
         #expect(ok.stderr.contains("200 OK"))
+        // The status line names the protocol by its ALPN identifier, as it did when the version was a string.
+        #expect(ok.stderr.contains("h2 200 OK\n"), "\(ok.stderr)")
         #expect(ok.stderr.contains("trusted; verified chain:"))
 
         let intermediatePin = Pin.publicKey(of: chain.intermediate!.certificate).description

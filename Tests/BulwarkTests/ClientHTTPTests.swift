@@ -23,7 +23,7 @@ struct ClientHTTPTests {
         for _ in 0..<5 {
             let (response, body) = try await Harness.get(client, Harness.url(server, "/hello"))
             #expect(body == "hello")
-            #expect(response.httpVersion == (alpn == ["h2"] ? "h2" : "http/1.1"))
+            #expect(response.httpVersion == (alpn == ["h2"] ? .http2 : .http1_1))
         }
         #expect(server.acceptedConnections == 1)
         #expect(server.requests.count == 5)

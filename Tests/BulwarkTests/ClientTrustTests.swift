@@ -135,7 +135,9 @@ struct ClientTrustTests {
         let error = await Harness.expectError(.trustRefused) {
             _ = try await Harness.get(client, Harness.url(interceptor, "/hello"))
         }
-        guard case .pinMismatch(let mismatch)? = error?.trustRefusal?.reasons.first else {
+        guard let reason = error?.trustRefusal?.reasons.first, reason.code == "pin_mismatch",
+            let mismatch = reason.pinMismatch
+        else {
             Issue.record("expected a pin mismatch, got \(String(describing: error))")
             return
         }

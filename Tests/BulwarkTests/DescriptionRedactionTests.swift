@@ -47,7 +47,7 @@ struct DescriptionRedactionTests {
             url: try #require(URL(string: "https://api.example.com/login?code=\(Self.secret)")),
             status: .ok,
             headers: ["Set-Cookie": "sid=\(Self.secret); Secure", "Content-Type": "text/plain"],
-            httpVersion: "h2",
+            httpVersion: .http2,
             serverTrust: nil,
             body: BulwarkResponse.Body(producer: nil, host: "api.example.com")
         )

@@ -300,7 +300,7 @@ struct InteropClientTests {
             for _ in 0..<2 {
                 let (response, body) = try await get(client, port: nginx.port, "/hello")
                 #expect(response.status == .ok)
-                #expect(response.httpVersion == "h2")
+                #expect(response.httpVersion == .http2)
                 #expect(String(buffer: body) == "hello from nginx\n")
             }
         }
@@ -318,7 +318,7 @@ struct InteropClientTests {
             for _ in 0..<2 {
                 let (response, body) = try await get(client, port: nginx.port, "/hello")
                 #expect(response.status == .ok)
-                #expect(response.httpVersion == "http/1.1")
+                #expect(response.httpVersion == .http1_1)
                 #expect(String(buffer: body) == "hello from nginx\n")
             }
         }
@@ -337,7 +337,7 @@ struct InteropClientTests {
             configure: { $0.tls.applicationProtocols = ["http/1.1"] },
             { client in
                 let (response, body) = try await get(client, port: nginx.port, "/hello")
-                #expect(response.httpVersion == "http/1.1")
+                #expect(response.httpVersion == .http1_1)
                 #expect(String(buffer: body) == "hello from nginx\n")
             }
         )
@@ -352,7 +352,7 @@ struct InteropClientTests {
         try await withClient(.default(roots: .custom([root]))) { client in
             let (response, body) = try await get(client, port: nginx.port, "/big")
             #expect(response.status == .ok)
-            #expect(response.httpVersion == (variant == .modern ? "h2" : "http/1.1"))
+            #expect(response.httpVersion == (variant == .modern ? .http2 : .http1_1))
             #expect(body.readableBytes == 1 << 20)
             #expect(Data(body.readableBytesView) == expected)
         }
@@ -394,7 +394,7 @@ struct InteropClientTests {
         try await withClient(.default(roots: .custom([root]))) { client in
             for _ in 0..<2 {
                 let (response, body) = try await get(client, port: nginx.port, "/chunked")
-                #expect(response.httpVersion == "http/1.1")
+                #expect(response.httpVersion == .http1_1)
                 #expect(response.headers["content-length"].isEmpty)
                 #expect(Data(body.readableBytesView) == expected)
             }
@@ -513,7 +513,7 @@ struct InteropClientTests {
             #expect(error?.code == .trustRefused, "\(String(describing: error))")
             let reasons = error?.trustRefusal?.reasons ?? []
             #expect(reasons.count == 1, "\(reasons)")
-            #expect(reasons.contains { if case .pinMismatch = $0 { true } else { false } }, "\(reasons)")
+            #expect(reasons.contains { $0.code == "pin_mismatch" }, "\(reasons)")
         }
         #expect(mitm.requestsSeen.isEmpty)
         #expect(try await nginx.accessLog(atLeast: 1).count == 1)  // only the direct request

@@ -104,7 +104,7 @@ public final class BulwarkClient: Sendable {
             switch record.decision {
             case .refuse(let refusal):
                 let returnsResponse: Bool
-                if case .bodyNotReplayable = refusal.reason {
+                if refusal.reason.code == "body_not_replayable" {
                     returnsResponse = true
                 } else {
                     returnsResponse = policy.onRefusal == .returnRedirectResponse
@@ -406,7 +406,7 @@ public final class BulwarkClient: Sendable {
                 url: request.url,
                 status: responseHead.status,
                 headers: responseHead.headers,
-                httpVersion: exchange.version,
+                httpVersion: HTTPVersion(alpnIdentifier: exchange.version) ?? .http1_1,
                 serverTrust: target.isTLS ? exchange.lease.connection.trust : nil,
                 body: BulwarkResponse.Body(producer: producer, host: host)
             )

@@ -7,7 +7,12 @@ import BulwarkPolicy
 /// it never contains a query string, userinfo or header value, so it is safe to log, and never a Swift type name,
 /// a source path or a library's error number. Those, when a library reported the failure, are in
 /// ``debugDescription``, for bug reports.
-public struct BulwarkError: Error, Sendable, CustomStringConvertible, CustomDebugStringConvertible {
+///
+/// Two errors are equal when their codes are equal, whatever their hosts and details (as AsyncHTTPClient's
+/// `HTTPClientError`): `==` and `Set`s of errors compare kinds of failure.
+/// Each error records where in Bulwark it was made (``file`` and ``line``), for bug reports; that place never
+/// appears in ``description`` or ``debugDescription``.
+public struct BulwarkError: Error, Hashable, Sendable, CustomStringConvertible, CustomDebugStringConvertible {
     /// The kind of failure. `description` is a bounded label fit for metrics.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private let name: String
@@ -59,6 +64,7 @@ public struct BulwarkError: Error, Sendable, CustomStringConvertible, CustomDebu
         public var description: String { self.name }
     }
 
+    /// The kind of failure: compare it with the static members of ``Code``.
     public let code: Code
     /// The host the request was for, when known.
     public let host: String?
@@ -71,6 +77,12 @@ public struct BulwarkError: Error, Sendable, CustomStringConvertible, CustomDebu
     private let detail: String?
     /// What the library underneath reported, verbatim: for ``debugDescription`` only.
     private let underlying: String?
+    /// The file in Bulwark where the error was made, as `#fileID` gives it (`Bulwark/BulwarkClient.swift`), for bug
+    /// reports. Never part of ``description`` or ``debugDescription``.
+    public let file: String
+    /// The line in ``file`` where the error was made, for bug reports. Never part of ``description`` or
+    /// ``debugDescription``.
+    public let line: UInt
 
     init(
         _ code: Code,
@@ -79,7 +91,9 @@ public struct BulwarkError: Error, Sendable, CustomStringConvertible, CustomDebu
         underlying: String? = nil,
         trustRefusal: TrustRefusal? = nil,
         redirectRefusal: RedirectRefusal? = nil,
-        redirects: [RedirectRecord] = []
+        redirects: [RedirectRecord] = [],
+        file: String = #fileID,
+        line: UInt = #line
     ) {
         self.code = code
         self.host = host
@@ -88,18 +102,51 @@ public struct BulwarkError: Error, Sendable, CustomStringConvertible, CustomDebu
         self.trustRefusal = trustRefusal
         self.redirectRefusal = redirectRefusal
         self.redirects = redirects
+        self.file = file
+        self.line = line
     }
 
-    static func trustRefused(_ refusal: TrustRefusal, underlying: String? = nil) -> BulwarkError {
-        BulwarkError(.trustRefused, host: refusal.host, underlying: underlying, trustRefusal: refusal)
+    static func trustRefused(
+        _ refusal: TrustRefusal,
+        underlying: String? = nil,
+        file: String = #fileID,
+        line: UInt = #line
+    ) -> BulwarkError {
+        BulwarkError(
+            .trustRefused,
+            host: refusal.host,
+            underlying: underlying,
+            trustRefusal: refusal,
+            file: file,
+            line: line
+        )
     }
 
     static func redirectRefused(
         _ refusal: RedirectRefusal,
         host: String?,
-        redirects: [RedirectRecord]
+        redirects: [RedirectRecord],
+        file: String = #fileID,
+        line: UInt = #line
     ) -> BulwarkError {
-        BulwarkError(.redirectRefused, host: host, redirectRefusal: refusal, redirects: redirects)
+        BulwarkError(
+            .redirectRefused,
+            host: host,
+            redirectRefusal: refusal,
+            redirects: redirects,
+            file: file,
+            line: line
+        )
+    }
+
+    /// Whether two errors have the same ``code``; their hosts, details and places of creation are not compared.
+    public static func == (lhs: BulwarkError, rhs: BulwarkError) -> Bool {
+        lhs.code == rhs.code
+    }
+
+    /// Hashes the ``code`` only, consistently with `==`.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(self.code)
     }
 
     /// A bounded, value-free label (`trust_refused`, `read_timeout`, …) for metrics.

@@ -13,8 +13,8 @@ public struct BulwarkResponse: Sendable, CustomStringConvertible, CustomDebugStr
     public var url: URL
     public var status: HTTPResponseStatus
     public var headers: HTTPHeaders
-    /// `http/1.1` or `h2`.
-    public var httpVersion: String
+    /// The version of HTTP the response arrived over: ``HTTPVersion/http1_1`` or ``HTTPVersion/http2``.
+    public var httpVersion: HTTPVersion
     /// What the handshake established: presented and verified chains. Nil for plain HTTP.
     public var serverTrust: ServerTrustInfo?
     /// The body. Read it to the end (or drop the response) so the connection can be reused.
@@ -28,7 +28,7 @@ public struct BulwarkResponse: Sendable, CustomStringConvertible, CustomDebugStr
     /// `200 OK h2 https://api.example.com/login [Content-Type: text/plain, Set-Cookie: <redacted>]`, then the number
     /// of redirects that led here, if any.
     public var description: String {
-        var text = "\(self.status.code) \(self.status.reasonPhrase) \(self.httpVersion) "
+        var text = "\(self.status.code) \(self.status.reasonPhrase) \(self.httpVersion.alpnIdentifier) "
         text += RequestTarget.redacted(self.url.absoluteString) + " ["
         text += self.headers.map { HeaderField(name: $0.name, value: $0.value).description }.joined(separator: ", ")
         text += "]"
@@ -48,7 +48,7 @@ public struct BulwarkResponse: Sendable, CustomStringConvertible, CustomDebugStr
                 "status": "\(self.status.code) \(self.status.reasonPhrase)",
                 "url": RequestTarget.redacted(self.url.absoluteString),
                 "headers": self.headers.map { HeaderField(name: $0.name, value: $0.value) },
-                "httpVersion": self.httpVersion,
+                "httpVersion": self.httpVersion.alpnIdentifier,
                 "serverTrust": self.serverTrust.map { "\($0.presentedChain.count) certificates presented" } as Any,
                 "redirects": self.redirects.map(\.description),
             ],

@@ -31,11 +31,7 @@ enum TrustEvents {
                 monitor.record(Self.event(for: notice, host: chain.host))
             }
         case .refused(let refusal):
-            let pinFailure = refusal.reasons.contains {
-                if case .pinMismatch = $0 { return true }
-                if case .certificateNotPinned = $0 { return true }
-                return false
-            }
+            let pinFailure = refusal.reasons.contains { $0.pinMismatch != nil }
             monitor.record(
                 SecurityEvent(
                     kind: pinFailure ? .pinFailed : .trustRefused,
@@ -49,15 +45,8 @@ enum TrustEvents {
     }
 
     static func event(for notice: TrustNotice, host: String) -> SecurityEvent {
-        let kind: SecurityEvent.Kind
-        switch notice {
-        case .pinMatched: kind = .pinMatched
-        case .reportOnlyPinViolation: kind = .reportOnlyViolation
-        case .pinSetExpired: kind = .pinSetExpired
-        case .validationDisabled, .hostNotValidated, .defaultValidationSkipped: kind = .insecureOptionUsed
-        }
-        return SecurityEvent(
-            kind: kind,
+        SecurityEvent(
+            kind: notice.eventKind,
             host: host,
             reason: notice.shortDescription,
             message: String(describing: notice)

@@ -46,9 +46,9 @@ final class TrustVerification: Sendable {
         var mismatches: [PinMismatch] = []
         switch decision {
         case .refused(let refusal):
-            for case .pinMismatch(let mismatch) in refusal.reasons { mismatches.append(mismatch) }
+            mismatches = refusal.reasons.filter { $0.code == "pin_mismatch" }.compactMap(\.pinMismatch)
         case .trusted(let chain):
-            for case .reportOnlyPinViolation(let mismatch) in chain.notices { mismatches.append(mismatch) }
+            mismatches.append(contentsOf: chain.notices.compactMap(\.pinMismatch))
         }
         let pattern = self.manager.pattern(forHost: self.host)
         for mismatch in mismatches {

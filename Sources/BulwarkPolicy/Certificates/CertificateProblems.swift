@@ -63,7 +63,7 @@ public enum CertificateProblems {
     /// ``whyUnparsable(_:)`` as sentences, for errors outside a handshake (a certificate file).
     public static func sentencesWhyUnparsable(_ der: [UInt8]) -> [String] {
         Self.whyUnparsable(der).map { reason in
-            if case .untrustedChain(let details) = reason { return details.joined(separator: "; ") }
+            if reason.code == "untrusted_chain" { return reason.details.joined(separator: "; ") }
             return reason.description
         }
     }

@@ -2,6 +2,10 @@ import Foundation
 import X509
 
 /// The outcome of a server trust evaluation: a verified chain, or the reasons it was refused.
+///
+/// Frozen, unlike ``TrustFailureReason`` and ``TrustNotice``: a decision is either trusted or refused and will never
+/// be anything else, so users may `switch` over it exhaustively. What may grow lives in the payloads.
+@frozen
 public enum TrustDecision: Sendable {
     /// The chain is trusted for the host. The connection may proceed.
     case trusted(TrustedChain)
@@ -48,55 +52,6 @@ public struct TrustedChain: Sendable {
         self.certificates = certificates
         self.notices = notices
         self.validUntil = validUntil
-    }
-}
-
-/// Something noteworthy about a trusted chain.
-public enum TrustNotice: Hashable, Sendable, CustomStringConvertible {
-    /// A configured pin was found on the verified chain, in the certificate with this subject. (The subject is
-    /// kept as a name and only formatted when the notice is described: this notice is made in every pinned
-    /// handshake, and formatting a name costs more than matching the pin.)
-    case pinMatched(host: String, pin: Pin, subject: DistinguishedName)
-    /// A report-only pin set did not match; the connection was allowed.
-    case reportOnlyPinViolation(PinMismatch)
-    /// The host's pin set has expired and was not enforced.
-    case pinSetExpired(host: String, expiration: String)
-    /// Certificate validation is disabled for this host (development only).
-    case validationDisabled(host: String)
-    /// The host name was not checked against the certificate (`validateHost: false`).
-    case hostNotValidated(host: String)
-    /// The chain was not validated to trusted roots (`performDefaultValidation: false`): only the pins were checked.
-    case defaultValidationSkipped(host: String)
-
-    /// A bounded, value-free label.
-    public var shortDescription: String {
-        switch self {
-        case .pinMatched: return "pin_matched"
-        case .reportOnlyPinViolation: return "report_only_pin_violation"
-        case .pinSetExpired: return "pin_set_expired"
-        case .validationDisabled: return "validation_disabled"
-        case .hostNotValidated: return "host_not_validated"
-        case .defaultValidationSkipped: return "default_validation_skipped"
-        }
-    }
-
-    public var description: String {
-        switch self {
-        case .pinMatched(let host, let pin, let subject):
-            return "pin \(pin) matched \(subject) on the verified chain for \(host)"
-        case .reportOnlyPinViolation(let mismatch):
-            return mismatch.message(title: "Report-only pin violation (connection allowed):")
-        case .pinSetExpired(let host, let expiration):
-            return "the pin set for \(host) expired at \(expiration) and is not enforced"
-        case .validationDisabled(let host):
-            return "WARNING: certificate validation is disabled for \(host); any server can impersonate it"
-        case .hostNotValidated(let host):
-            return "WARNING: the certificate was not checked against the name \(host) (validateHost: false); "
-                + "a valid certificate for any name is accepted"
-        case .defaultValidationSkipped(let host):
-            return "WARNING: the chain for \(host) was not validated to trusted roots "
-                + "(performDefaultValidation: false); only the pins were checked"
-        }
     }
 }
 
@@ -154,7 +109,7 @@ public struct TrustRefusal: Error, Sendable, CustomStringConvertible {
         for reason in self.reasons {
             lines.append(contentsOf: String(describing: reason).split(separator: "\n").map { "  " + $0 })
         }
-        if !self.reasons.contains(where: \.showsChain), case let presentedChain = self.presentedChain,
+        if !self.reasons.contains(where: { $0.pinMismatch != nil }), case let presentedChain = self.presentedChain,
             !presentedChain.isEmpty
         {
             lines.append("  Presented chain:")
@@ -163,15 +118,6 @@ public struct TrustRefusal: Error, Sendable, CustomStringConvertible {
             }
         }
         return lines.joined(separator: "\n")
-    }
-}
-
-extension TrustFailureReason {
-    fileprivate var showsChain: Bool {
-        switch self {
-        case .pinMismatch, .certificateNotPinned: return true
-        default: return false
-        }
     }
 }
 

@@ -2,40 +2,116 @@ import Foundation
 import X509
 
 /// Why a server's certificate chain was not trusted: one value per thing that failed.
-public enum TrustFailureReason: Hashable, Sendable, CustomStringConvertible {
+///
+/// A struct wrapping a private enum, not a public enum, so that a new reason can be added without breaking the
+/// exhaustive `switch` of every user. swift-nio-ssl's `SSLErrors.swift` records what a shipped public enum costs:
+/// `BoringSSLError` could not gain a case for `SSL_ERROR_WANT_PRIVATE_KEY_OPERATION` ("This is a terrible hack: we
+/// can't add cases to this enum, so we can't represent this directly"), and the errors that came after `NIOSSLError`
+/// went into `NIOSSLExtraError`, a struct over a private enum, "an extensible error object that allows us to evolve
+/// it going forward". swift-certificates' `PolicyFailureReason` is a struct too.
+///
+/// Make a reason with the leading-dot factories (`.expired(certificate:notValidAfter:evaluatedAt:)`, `.emptyChain`);
+/// tell reasons apart by ``code``, a stable label, and read their data through the accessors (``certificate``,
+/// ``host``, ``pinMismatch``, …), `nil` or empty for reasons that do not carry it. Two reasons are equal when they
+/// are the same reason with the same data.
+public struct TrustFailureReason: Hashable, Sendable, CustomStringConvertible {
+    private enum Backing: Hashable, Sendable {
+        case emptyChain
+        case chainTooLong(presented: Int, limit: Int)
+        case untrustedChain(details: [String])
+        case expired(certificate: String, notValidAfter: Date, evaluatedAt: Date)
+        case notYetValid(certificate: String, notValidBefore: Date, evaluatedAt: Date)
+        case weakKey(certificate: String, keyType: String, bits: Int, minimumBits: Int)
+        case weakSignature(certificate: String, algorithm: String)
+        case hostnameMismatch(host: String, names: [String])
+        case invalidHost(host: String, detail: String)
+        case pinMismatch(PinMismatch)
+        case certificateNotPinned(PinMismatch)
+        case hostNotEvaluated(host: String)
+        case misconfigured(detail: String)
+    }
+
+    private let backing: Backing
+
+    private init(_ backing: Backing) {
+        self.backing = backing
+    }
+
     /// The server presented no certificate.
-    case emptyChain
+    public static let emptyChain = TrustFailureReason(.emptyChain)
+
     /// The server presented more certificates than the evaluator accepts.
-    case chainTooLong(presented: Int, limit: Int)
-    /// No path from the leaf to a trust anchor satisfied the validation rules; `details` says why each
-    /// candidate path failed, or that no issuer was found.
-    case untrustedChain(details: [String])
+    public static func chainTooLong(presented: Int, limit: Int) -> TrustFailureReason {
+        TrustFailureReason(.chainTooLong(presented: presented, limit: limit))
+    }
+
+    /// No path from the leaf to a trust anchor satisfied the validation rules; `details` says why each candidate
+    /// path failed, or that no issuer was found.
+    public static func untrustedChain(details: [String]) -> TrustFailureReason {
+        TrustFailureReason(.untrustedChain(details: details))
+    }
+
     /// A certificate of the chain had expired at the time of evaluation.
-    case expired(certificate: String, notValidAfter: Date, evaluatedAt: Date)
+    public static func expired(certificate: String, notValidAfter: Date, evaluatedAt: Date) -> TrustFailureReason {
+        TrustFailureReason(.expired(certificate: certificate, notValidAfter: notValidAfter, evaluatedAt: evaluatedAt))
+    }
+
     /// A certificate of the chain was not yet valid at the time of evaluation.
-    case notYetValid(certificate: String, notValidBefore: Date, evaluatedAt: Date)
+    public static func notYetValid(certificate: String, notValidBefore: Date, evaluatedAt: Date) -> TrustFailureReason {
+        TrustFailureReason(
+            .notYetValid(certificate: certificate, notValidBefore: notValidBefore, evaluatedAt: evaluatedAt)
+        )
+    }
+
     /// A certificate of the chain holds a key too weak to trust, such as an RSA key of fewer than 2048 bits.
     /// `keyType` names the algorithm ("RSA"), `bits` its size and `minimumBits` the least that is accepted.
-    case weakKey(certificate: String, keyType: String, bits: Int, minimumBits: Int)
+    public static func weakKey(certificate: String, keyType: String, bits: Int, minimumBits: Int) -> TrustFailureReason
+    {
+        TrustFailureReason(.weakKey(certificate: certificate, keyType: keyType, bits: bits, minimumBits: minimumBits))
+    }
+
     /// A certificate of the chain is signed with an algorithm that is broken or not accepted (SHA-1, MD5);
     /// `algorithm` names it in words ("SHA-1 with RSA").
-    case weakSignature(certificate: String, algorithm: String)
-    /// The leaf certificate is not valid for the host: `names` are the names it is valid for.
-    case hostnameMismatch(host: String, names: [String])
-    /// The host name itself could not be used for validation.
-    case invalidHost(host: String, detail: String)
-    /// No certificate of the verified chain carries one of the configured public-key pins.
-    case pinMismatch(PinMismatch)
-    /// No certificate of the verified chain is one of the pinned certificates.
-    case certificateNotPinned(PinMismatch)
-    /// The host matches no evaluator and the trust manager requires every host to be evaluated.
-    case hostNotEvaluated(host: String)
-    /// The evaluator cannot decide because it was set up wrongly (for example a composite of no evaluators).
-    case misconfigured(detail: String)
+    public static func weakSignature(certificate: String, algorithm: String) -> TrustFailureReason {
+        TrustFailureReason(.weakSignature(certificate: certificate, algorithm: algorithm))
+    }
 
-    /// A bounded, value-free label for metrics and logs (`"pin_mismatch"`, `"expired"`, …).
-    public var shortDescription: String {
-        switch self {
+    /// The leaf certificate is not valid for the host: `names` are the names it is valid for.
+    public static func hostnameMismatch(host: String, names: [String]) -> TrustFailureReason {
+        TrustFailureReason(.hostnameMismatch(host: host, names: names))
+    }
+
+    /// The host name itself could not be used for validation.
+    public static func invalidHost(host: String, detail: String) -> TrustFailureReason {
+        TrustFailureReason(.invalidHost(host: host, detail: detail))
+    }
+
+    /// No certificate of the verified chain carries one of the configured public-key pins.
+    public static func pinMismatch(_ mismatch: PinMismatch) -> TrustFailureReason {
+        TrustFailureReason(.pinMismatch(mismatch))
+    }
+
+    /// No certificate of the verified chain is one of the pinned certificates.
+    public static func certificateNotPinned(_ mismatch: PinMismatch) -> TrustFailureReason {
+        TrustFailureReason(.certificateNotPinned(mismatch))
+    }
+
+    /// The host matches no evaluator and the trust manager requires every host to be evaluated.
+    public static func hostNotEvaluated(host: String) -> TrustFailureReason {
+        TrustFailureReason(.hostNotEvaluated(host: host))
+    }
+
+    /// The evaluator cannot decide because it was set up wrongly (for example a composite of no evaluators).
+    public static func misconfigured(detail: String) -> TrustFailureReason {
+        TrustFailureReason(.misconfigured(detail: detail))
+    }
+
+    /// A stable, bounded, value-free label of the reason, for metrics, logs and comparisons: `empty_chain`,
+    /// `chain_too_long`, `untrusted_chain`, `expired`, `not_yet_valid`, `weak_key`, `weak_signature`,
+    /// `hostname_mismatch`, `invalid_host`, `pin_mismatch`, `certificate_not_pinned`, `host_not_evaluated` or
+    /// `misconfigured`. A code, once published, keeps its meaning; new reasons bring new codes.
+    public var code: String {
+        switch self.backing {
         case .emptyChain: return "empty_chain"
         case .chainTooLong: return "chain_too_long"
         case .untrustedChain: return "untrusted_chain"
@@ -52,8 +128,58 @@ public enum TrustFailureReason: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// The same as ``code``: a bounded, value-free label for metrics and logs (`"pin_mismatch"`, `"expired"`, …).
+    public var shortDescription: String { self.code }
+
+    /// The subject of the certificate the reason is about, for `expired`, `not_yet_valid`, `weak_key` and
+    /// `weak_signature`; `nil` for the other reasons.
+    public var certificate: String? {
+        switch self.backing {
+        case .expired(let certificate, _, _), .notYetValid(let certificate, _, _), .weakKey(let certificate, _, _, _),
+            .weakSignature(let certificate, _):
+            return certificate
+        default:
+            return nil
+        }
+    }
+
+    /// The host the reason names, for `hostname_mismatch`, `invalid_host` and `host_not_evaluated`; `nil` for the
+    /// other reasons (a pin failure's host is in ``pinMismatch``).
+    public var host: String? {
+        switch self.backing {
+        case .hostnameMismatch(let host, _), .invalidHost(let host, _), .hostNotEvaluated(let host):
+            return host
+        default:
+            return nil
+        }
+    }
+
+    /// Why each candidate path failed, for `untrusted_chain` (possibly empty); empty for the other reasons.
+    public var details: [String] {
+        if case .untrustedChain(let details) = self.backing { return details }
+        return []
+    }
+
+    /// What is wrong, in words, for `invalid_host` and `misconfigured`; `nil` for the other reasons.
+    public var detail: String? {
+        switch self.backing {
+        case .invalidHost(_, let detail), .misconfigured(let detail): return detail
+        default: return nil
+        }
+    }
+
+    /// The details of the pin failure (host, verified chain, expected pins), for `pin_mismatch` and
+    /// `certificate_not_pinned`; `nil` for the other reasons.
+    public var pinMismatch: PinMismatch? {
+        switch self.backing {
+        case .pinMismatch(let mismatch), .certificateNotPinned(let mismatch): return mismatch
+        default: return nil
+        }
+    }
+
+    /// What failed, in words: the certificate, host or pins concerned and the limits that were not met.
     public var description: String {
-        switch self {
+        switch self.backing {
         case .emptyChain:
             return "the server presented no certificate"
         case .chainTooLong(let presented, let limit):
@@ -96,6 +222,7 @@ public enum TrustFailureReason: Hashable, Sendable, CustomStringConvertible {
 /// The details of a pin failure, as OkHttp prints them: the host, the verified chain with each certificate's
 /// pin and subject, and the pins configured for the host.
 public struct PinMismatch: Hashable, Sendable {
+    /// The host the pins are configured for.
     public var host: String
     /// The verified chain, leaf first.
     public var verifiedChain: [CertificateSummary]
