@@ -97,7 +97,12 @@ struct URLReadingConsistencyTests {
         policy.allowedPorts = [80, 443, 8080, 8443]
         policy.allowedSchemes = ["https", "http"]
         let request = RedirectRequest(method: "GET", url: from, headers: [])
-        let hop = RedirectHop(request: request, status: 302, locations: [location], chain: RedirectChain(startingAt: from))
+        let hop = RedirectHop(
+            request: request,
+            status: 302,
+            locations: [location],
+            chain: RedirectChain(startingAt: from)
+        )
         switch policy.decide(hop) {
         case .follow(let follow): return .success(follow.url)
         case .refuse(let refusal): return .failure(refusal)
