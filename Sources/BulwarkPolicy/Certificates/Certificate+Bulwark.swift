@@ -93,41 +93,10 @@ extension Certificate {
         }
     }
 
-    /// RFC 5952 text: lower case, no leading zeros, the longest run of two or more zero groups as `::`.
-    static func formatIPv6(_ bytes: [UInt8]) -> String {
-        var groups: [UInt16] = []
-        for index in stride(from: 0, to: 16, by: 2) {
-            groups.append(UInt16(bytes[index]) << 8 | UInt16(bytes[index + 1]))
-        }
-        var bestStart = -1
-        var bestLength = 0
-        var index = 0
-        while index < 8 {
-            if groups[index] == 0 {
-                var end = index
-                while end < 8 && groups[end] == 0 { end += 1 }
-                if end - index > bestLength {
-                    bestStart = index
-                    bestLength = end - index
-                }
-                index = end
-            } else {
-                index += 1
-            }
-        }
-        func text(_ range: Range<Int>) -> String {
-            groups[range].map { String($0, radix: 16) }.joined(separator: ":")
-        }
-        guard bestLength >= 2 else { return text(0..<8) }
-        return text(0..<bestStart) + "::" + text((bestStart + bestLength)..<8)
-    }
-
+    /// `192.0.2.1`, `2001:db8::1` (RFC 5952, see ``IPAddress``), or hex for a SAN of another length.
     static func formatIP(_ bytes: [UInt8]) -> String {
-        if bytes.count == 4 {
-            return bytes.map(String.init).joined(separator: ".")
-        }
-        if bytes.count == 16 {
-            return Self.formatIPv6(bytes)
+        if let address = IPAddress(bytes: bytes) {
+            return address.description
         }
         return bytes.map { String(format: "%02x", $0) }.joined()
     }

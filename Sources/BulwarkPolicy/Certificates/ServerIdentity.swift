@@ -1,13 +1,5 @@
 import X509
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// Checks that a certificate is valid for a host (RFC 6125 as browsers apply it).
 ///
 /// - Only the subject alternative name counts; the legacy common-name fallback is never used.
@@ -67,15 +59,8 @@ enum ServerIdentity {
         return !firstLabel.isEmpty && host[host.index(after: firstDot)...] == base
     }
 
+    /// The bytes of a canonical host that is an IP address (see ``IPAddress``), nil for a DNS name.
     static func addressBytes(_ text: String) -> [UInt8]? {
-        var v4 = in_addr()
-        if inet_pton(AF_INET, text, &v4) == 1 {
-            return withUnsafeBytes(of: &v4) { Array($0) }
-        }
-        var v6 = in6_addr()
-        if inet_pton(AF_INET6, text, &v6) == 1 {
-            return withUnsafeBytes(of: &v6) { Array($0) }
-        }
-        return nil
+        IPAddress(text)?.bytes
     }
 }

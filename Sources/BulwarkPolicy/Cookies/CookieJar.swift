@@ -15,6 +15,11 @@ import Foundation
 /// over `https`; a cookie set over plain `http` cannot replace a `Secure` one; the `__Secure-` and `__Host-` name
 /// prefixes are enforced, matched ignoring case.
 ///
+/// A URL is read as the client reads it: an absolute `http` or `https` URL without user information (any other URL
+/// stores and receives no cookie), its host canonicalized as everywhere in Bulwark (`bücher.example`, `BÜCHER.example.`
+/// and `xn--bcher-kva.example` are one host), and its path matched and defaulted after dot-segment removal, so
+/// `/v1/../admin` is `/admin`: a cookie for `/v1` is not sent to it.
+///
 /// Why not FoundationNetworking's `HTTPCookie`: on Linux (swift-corelibs-foundation with Swift 6.3) it ignores
 /// `Max-Age` (so `Max-Age=0` does not delete a cookie), defaults the path to `/` instead of the request's directory,
 /// accepts a `Domain` that does not match the request's host (`Domain=evil.com` from `api.example.com`) or is a
@@ -228,8 +233,10 @@ public final class CookieJar: @unchecked Sendable, CustomStringConvertible, Cust
             parsed.value.wipe()
             return .refused(.ignored(name: name, reason: reason))
         }
-        guard let host = Self.canonicalHost(of: url) else { return ignore(.noHost) }
-        let isSecureOrigin = url.scheme?.lowercased() == "https"
+        // Read as the client reads it (see RequestURL): a URL it would not request stores nothing.
+        guard let request = try? RequestURL(url) else { return ignore(.noHost) }
+        let host = request.host
+        let isSecureOrigin = request.origin.isSecure
 
         // Domain (5.3 steps 4-6).
         var domain = host
@@ -258,7 +265,7 @@ public final class CookieJar: @unchecked Sendable, CustomStringConvertible, Cust
             return ignore(.prefixViolation)
         }
 
-        let path = parsed.path ?? Self.defaultPath(of: url)
+        let path = parsed.path ?? Self.defaultPath(ofRequestPath: request.path)
         // Max-Age wins over Expires; RFC 6265bis caps both at 400 days.
         let latest = now.addingTimeInterval(Self.maximumLifetime)
         let expiresAt: Date?
@@ -378,9 +385,8 @@ public final class CookieJar: @unchecked Sendable, CustomStringConvertible, Cust
     }
 
     private func matching(_ url: URL, touch: Bool) -> [Cookie] {
-        guard let host = Self.canonicalHost(of: url) else { return [] }
-        let isSecure = url.scheme?.lowercased() == "https"
-        let path = Self.requestPath(of: url)
+        guard let request = try? RequestURL(url) else { return [] }
+        let (host, isSecure, path) = (request.host, request.origin.isSecure, request.path)
         let now = self.now()
         var expired: [SecretBox] = []
         let found: [Entry] = self.locked {
@@ -439,10 +445,6 @@ public final class CookieJar: @unchecked Sendable, CustomStringConvertible, Cust
 
     // MARK: - Matching (RFC 6265 section 5.1)
 
-    private static func canonicalHost(of url: URL) -> String? {
-        URLHost.host(of: url).flatMap { try? HostName.canonicalize($0) }
-    }
-
     /// Whether `host` domain-matches `domain` (5.1.3): equal, or a subdomain of a name that is not an IP address.
     static func domainMatches(_ host: String, _ domain: String) -> Bool {
         host == domain || (host.hasSuffix("." + domain) && !HostName.isIPAddress(host))
@@ -455,15 +457,9 @@ public final class CookieJar: @unchecked Sendable, CustomStringConvertible, Cust
         return requestPath.utf8.dropFirst(cookiePath.utf8.count).first == UInt8(ascii: "/")
     }
 
-    /// The URL's path, `/` when empty.
-    private static func requestPath(of url: URL) -> String {
-        let path = url.absoluteURL.path(percentEncoded: true)
-        return path.hasPrefix("/") ? path : "/"
-    }
-
-    /// The default cookie path (5.1.4): the request path up to, not including, its last `/`; `/` at the top.
-    static func defaultPath(of url: URL) -> String {
-        let path = Self.requestPath(of: url)
+    /// The default cookie path (5.1.4) of a request path (``RequestURL/path``: dot segments removed): the path up
+    /// to, not including, its last `/`; `/` at the top.
+    static func defaultPath(ofRequestPath path: String) -> String {
         guard let slash = path.lastIndex(of: "/"), slash != path.startIndex else { return "/" }
         return String(path[..<slash])
     }

@@ -67,7 +67,7 @@ public struct AllowlistRefusal: Hashable, Sendable, CustomStringConvertible {
 
     /// `scheme://host:port`, the IPv6 host in brackets, the host with control characters escaped.
     public var target: String {
-        var host = String(self.host.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7F ? "?" : Character($0) })
+        var host = ControlCharacters.escaped(self.host)
         if host.contains(":") {
             host = "[\(host)]"
         }

@@ -11,7 +11,8 @@ import Foundation
 ///   (by default, the scheme's default port only).
 /// - **Several.** `CredentialScope.anyOf([...])` contains what any of its scopes contains.
 ///
-/// Containment is decided the way a server would read the request, erring towards "not contained":
+/// Containment is decided the way a server would read the request, erring towards "not contained", and on the URL as
+/// the client, the redirect rules and the cookie jar read it (one reader, with one dot-segment removal):
 /// - the URL must be absolute, `http` or `https`, without user information, with a host that canonicalizes (see
 ///   ``HostName``; a `%` escape of an ASCII byte in a host is refused);
 /// - dot segments are removed from the path first (`/v1/../admin` is `/admin`, outside `/v1/`);
@@ -30,8 +31,8 @@ import Foundation
 /// ```
 public struct CredentialScope: Hashable, Sendable, CustomStringConvertible {
     private enum Rule: Hashable, Sendable {
-        /// Scheme, canonical host and port must be equal; the path must be under `path`, which ends in `/`.
-        case base(scheme: String, host: String, port: Int, path: String)
+        /// The origin must be equal; the path must be under `path`, which ends in `/`.
+        case base(origin: Origin, path: String)
         /// The host must match one of `patterns`, the scheme be in `schemes`, the port in `ports` (nil: the
         /// scheme's default port).
         case hosts(patterns: [HostPattern], schemes: Set<String>, ports: Set<Int>?)
@@ -62,39 +63,23 @@ public struct CredentialScope: Hashable, Sendable, CustomStringConvertible {
 
     /// Everything under `baseURL`; see ``under(_:)-(String)``.
     public static func under(_ baseURL: URL) throws(CredentialScopeError) -> CredentialScope {
-        let url = baseURL.absoluteURL
-        guard url.user == nil && url.password == nil else {
-            throw CredentialScopeError(.userInfo, detail: "a base URL must not carry user information")
+        let url: RequestURL
+        do throws(URLReadingError) {
+            url = try RequestURL(baseURL)
+        } catch {
+            throw CredentialScopeError(reading: error)
         }
-        guard let scheme = url.scheme?.lowercased(), scheme == "https" || scheme == "http" else {
-            throw CredentialScopeError(.unsupportedScheme, detail: "a base URL must be http or https")
-        }
-        guard url.query(percentEncoded: true) == nil && url.fragment(percentEncoded: true) == nil else {
+        guard url.query == nil && url.fragment == nil else {
             throw CredentialScopeError(.queryOrFragment, detail: "a base URL must not have a query or fragment")
         }
-        guard let rawHost = URLHost.host(of: url) else {
-            throw CredentialScopeError(.missingHost, detail: "a base URL must have a host")
-        }
-        let host: String
-        do throws(HostPatternError) {
-            host = try HostName.canonicalize(rawHost)
-        } catch {
-            throw CredentialScopeError(.invalidHost, detail: error.description, hostError: error)
-        }
-        guard let port = url.port ?? HostAllowlist.defaultPort(for: scheme), (1...65535).contains(port) else {
-            throw CredentialScopeError(.invalidURL, detail: "the port is out of range")
-        }
-        let rawPath = url.path(percentEncoded: true)
-        if let ambiguity = Self.ambiguity(ofPath: rawPath) {
+        if let ambiguity = Self.ambiguity(ofPath: url.pathAsWritten) {
             throw CredentialScopeError(.invalidURL, detail: "the path is ambiguous: \(ambiguity.explanation)")
         }
-        guard var path = Self.normalizedPath(rawPath) else {
-            throw CredentialScopeError(.invalidURL, detail: "the path is ambiguous")
-        }
+        var path = url.path
         if !path.hasSuffix("/") {
             path += "/"
         }
-        return CredentialScope(rules: [.base(scheme: scheme, host: host, port: port, path: path)])
+        return CredentialScope(rules: [.base(origin: url.origin, path: path)])
     }
 
     /// URLs whose host matches one of `patterns`, over one of `schemes`, on one of `ports`.
@@ -137,28 +122,15 @@ public struct CredentialScope: Hashable, Sendable, CustomStringConvertible {
         CredentialScope(rules: scopes.flatMap(\.rules))
     }
 
-    /// The scheme, canonical host and effective port of a URL a scope may contain, or nil.
-    private static func origin(of url: URL) -> (scheme: String, host: String, port: Int)? {
-        guard url.user == nil && url.password == nil,
-            let scheme = url.scheme?.lowercased(), scheme == "https" || scheme == "http",
-            let rawHost = URLHost.host(of: url),
-            let host = try? HostName.canonicalize(rawHost),
-            let port = url.port ?? HostAllowlist.defaultPort(for: scheme)
-        else {
-            return nil
-        }
-        return (scheme, host, port)
-    }
-
     /// Why this scope leaves `url` out for its path alone: the path is ambiguous (see ``PathAmbiguity``) and a
     /// base-URL rule has the URL's scheme, host and port. Nil otherwise, and whenever ``contains(_:)`` is true.
     public func pathAmbiguity(for url: URL) -> PathAmbiguity? {
-        let url = url.absoluteURL
-        guard let ambiguity = Self.pathAmbiguity(of: url), let origin = Self.origin(of: url), !self.contains(url) else {
+        guard let url = try? RequestURL(url), let ambiguity = Self.ambiguity(ofPath: url.pathAsWritten),
+            !self.contains(url)
+        else {
             return nil
         }
-        for case .base(let scheme, let host, let port, _) in self.rules
-        where origin.scheme == scheme && origin.host == host && origin.port == port {
+        for case .base(let origin, _) in self.rules where origin == url.origin {
             return ambiguity
         }
         return nil
@@ -166,26 +138,26 @@ public struct CredentialScope: Hashable, Sendable, CustomStringConvertible {
 
     /// Whether a credential in this scope may be sent with a request to `url`.
     public func contains(_ url: URL) -> Bool {
-        let url = url.absoluteURL
-        guard let origin = Self.origin(of: url) else {
+        guard let url = try? RequestURL(url) else {
             return false
         }
-        let (scheme, host, port) = origin
-        var path: String??
+        return self.contains(url)
+    }
+
+    /// Whether a credential in this scope may be sent with a request to `url`.
+    func contains(_ url: RequestURL) -> Bool {
+        // Nil when servers could read the path as another one (see PathAmbiguity).
+        let path = Self.ambiguity(ofPath: url.pathAsWritten) == nil ? url.path : nil
         for rule in self.rules {
             switch rule {
-            case .base(let ruleScheme, let ruleHost, let rulePort, let base):
-                guard scheme == ruleScheme && host == ruleHost && port == rulePort else { continue }
-                if path == nil {
-                    path = .some(Self.normalizedPath(url.path(percentEncoded: true)))
-                }
-                if let path = path ?? nil, Self.isPath(path, under: base) {
+            case .base(let origin, let base):
+                if origin == url.origin, let path, Self.isPath(path, under: base) {
                     return true
                 }
             case .hosts(let patterns, let schemes, let ports):
-                guard schemes.contains(scheme) else { continue }
-                let portAllowed = ports?.contains(port) ?? (port == HostAllowlist.defaultPort(for: scheme))
-                if portAllowed && patterns.contains(where: { $0.matches(canonicalHost: host) }) {
+                guard schemes.contains(url.scheme) else { continue }
+                let portAllowed = ports?.contains(url.port) ?? (url.port == Origin.defaultPort(for: url.scheme))
+                if portAllowed && patterns.contains(where: { $0.matches(canonicalHost: url.host) }) {
                     return true
                 }
             }
@@ -199,10 +171,8 @@ public struct CredentialScope: Hashable, Sendable, CustomStringConvertible {
         guard !self.rules.isEmpty else { return "(empty scope)" }
         return self.rules.map { rule in
             switch rule {
-            case .base(let scheme, let host, let port, let path):
-                let literal = host.contains(":") ? "[\(host)]" : host
-                let authority = port == HostAllowlist.defaultPort(for: scheme) ? literal : "\(literal):\(port)"
-                return "\(scheme)://\(authority)\(path)**"
+            case .base(let origin, let path):
+                return "\(origin.scheme)://\(origin.authority)\(path)**"
             case .hosts(let patterns, let schemes, let ports):
                 let scheme = schemes.sorted().joined(separator: "|")
                 let portList = ports.map { ":" + $0.sorted().map(String.init).joined(separator: ",") } ?? ""
@@ -221,31 +191,12 @@ public struct CredentialScope: Hashable, Sendable, CustomStringConvertible {
         return path.utf8.count + 1 == base.utf8.count && base.utf8.starts(with: path.utf8)
     }
 
-    /// The percent-encoded `path` with dot segments removed (RFC 3986 section 5.2.4), `/` if empty; nil if common
-    /// servers could read it as another path (see ``PathAmbiguity``).
+    /// The percent-encoded `path` with dot segments removed (by ``RequestURL/removingDotSegments(_:)``), `/` if
+    /// empty; nil if common servers could read it as another path (see ``PathAmbiguity``).
     static func normalizedPath(_ path: String) -> String? {
         guard Self.ambiguity(ofPath: path) == nil else { return nil }
-        guard !path.isEmpty else { return "/" }
-        var output: [Substring] = []
-        let segments = path.split(separator: "/", omittingEmptySubsequences: false)
-        // The first element is what precedes the leading slash: empty for an absolute path.
-        for (index, segment) in segments.enumerated() {
-            let isLast = index == segments.count - 1
-            switch segment {
-            case ".":
-                if isLast { output.append("") }
-            case "..":
-                if output.count > 1 { output.removeLast() }
-                if isLast { output.append("") }
-            default:
-                output.append(segment)
-            }
-        }
-        var result = output.joined(separator: "/")
-        if !result.hasPrefix("/") {
-            result = "/" + result
-        }
-        return result
+        let normalized = RequestURL.removingDotSegments(path)
+        return normalized.isEmpty ? "/" : normalized
     }
 
     /// Why servers could read the percent-encoded `path` as different paths, or nil when they all read it alike.
@@ -318,6 +269,6 @@ extension CredentialScope {
     /// ``contains(_:)`` is false for a URL with an ambiguous path under every base-URL rule; this says why, for
     /// events and diagnostics.
     public static func pathAmbiguity(of url: URL) -> PathAmbiguity? {
-        self.ambiguity(ofPath: url.absoluteURL.path(percentEncoded: true))
+        self.ambiguity(ofPath: RequestURL.pathAsWritten(of: url))
     }
 }

@@ -34,6 +34,22 @@ public struct CredentialScopeError: Error, Hashable, Sendable, CustomStringConve
         self.hostError = hostError
     }
 
+    /// The error for a base URL that ``RequestURL`` does not read.
+    init(reading error: URLReadingError) {
+        switch error.code {
+        case .userInfo: self.init(.userInfo, detail: "a base URL must not carry user information")
+        case .unsupportedScheme: self.init(.unsupportedScheme, detail: "a base URL must be http or https")
+        case .missingHost: self.init(.missingHost, detail: "a base URL must have a host")
+        case .invalidHost:
+            self.init(
+                .invalidHost,
+                detail: error.hostError?.description ?? error.description,
+                hostError: error.hostError
+            )
+        default: self.init(.invalidURL, detail: "the port is out of range")
+        }
+    }
+
     /// `invalid credential scope: …`.
     public var description: String {
         "invalid credential scope: \(self.detail)"

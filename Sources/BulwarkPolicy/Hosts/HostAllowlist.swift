@@ -100,13 +100,15 @@ public struct HostAllowlist: Sendable, CustomStringConvertible {
 
     /// Whether a request to `url` may be sent.
     ///
-    /// The URL must be absolute with a host (a relative URL is judged by its absolute form). The host is
-    /// canonicalized (see ``HostName``) from its percent-encoded form, decoding only escapes of non-ASCII bytes
-    /// (internationalized names), so `a%2eb.example` is refused as an invalid host rather than read as `a.b.example`.
+    /// The URL must be absolute with a host (a relative URL is judged by its absolute form). Its host is read as
+    /// every other part of Bulwark reads it (see ``Origin``): canonicalized (see ``HostName``) from its
+    /// percent-encoded form, decoding only escapes of non-ASCII bytes (internationalized names), so `a%2eb.example`
+    /// is refused as an invalid host rather than read as `a.b.example`. Any scheme is judged (`wss`, or `tls` for a
+    /// raw TLS stream); user information is ignored here, and refused by the client.
     public func decision(for url: URL) -> AllowlistDecision {
         let url = url.absoluteURL
         let scheme = url.scheme?.lowercased() ?? ""
-        guard let host = URLHost.host(of: url) else {
+        guard let host = Origin.rawHost(of: url) else {
             return .refused(AllowlistRefusal(.missingHost, host: "", scheme: scheme, port: url.port))
         }
         return self.decision(scheme: scheme, host: host, port: url.port)
@@ -150,11 +152,7 @@ public struct HostAllowlist: Sendable, CustomStringConvertible {
 
     /// The port a URL without one uses: 443 for `https` and `wss`, 80 for `http` and `ws`, nil otherwise.
     public static func defaultPort(for scheme: String) -> Int? {
-        switch scheme.lowercased() {
-        case "https", "wss": return 443
-        case "http", "ws": return 80
-        default: return nil
-        }
+        Origin.defaultPort(for: scheme)
     }
 
     /// The entries, one per line.

@@ -24,6 +24,10 @@ import Foundation
 ///   brackets. Embedded IPv4 input (`::ffff:192.0.2.1`) is accepted and written in hex (`::ffff:c000:201`), as the
 ///   WHATWG URL Standard does. Zone identifiers (`fe80::1%eth0`) are refused, since `%` is.
 ///
+/// IP literals are read by the package's one IP parser (`IPAddress`), which the certificate host check and the test
+/// support's certificate factory use as well; every reader of a URL (the client, redirects, credential scopes, the
+/// allowlist, the cookie jar) canonicalizes its host here.
+///
 /// Refused: the empty string; empty labels (`a..b`, `.a`); labels over 63 octets and names over 253 octets (both
 /// measured after Punycode, without the trailing dot); `%`; `@`; `:`, `/`, `\`, `?`, `#` (a scheme, port, path, query
 /// or fragment; `:` is allowed only in an IPv6 address); whitespace, control and invisible formatting characters;
@@ -49,11 +53,7 @@ public enum HostName {
     ///
     /// Pass a canonical host (see ``canonicalize(_:)``); bracketed or otherwise non-canonical text returns `false`.
     public static func isIPAddress(_ canonicalHost: String) -> Bool {
-        let bytes = canonicalHost.utf8
-        if bytes.contains(UInt8(ascii: ":")) {
-            return self.parseIPv6(bytes) != nil
-        }
-        return self.isIPv4(bytes)
+        IPAddress(canonicalHost) != nil
     }
 
     // MARK: - Canonicalization
@@ -105,7 +105,7 @@ public enum HostName {
             case ":": colonCount += 1
             case "[", "]": hasBracket = true
             default:
-                if self.isInvisible(scalar) {
+                if ControlCharacters.isInvisible(scalar) {
                     invisible = invisible ?? scalar
                 }
             }
@@ -137,9 +137,9 @@ public enum HostName {
             let last = bytes.last
             if first == UInt8(ascii: "[") || last == UInt8(ascii: "]") {
                 if first == UInt8(ascii: "["), last == UInt8(ascii: "]"), bytes.count >= 2,
-                    let pieces = self.parseIPv6(bytes.dropFirst().dropLast())
+                    let pieces = IPAddress.parseIPv6(bytes.dropFirst().dropLast())
                 {
-                    return self.formatIPv6(pieces)
+                    return IPAddress.formatIPv6(pieces)
                 }
                 if first == UInt8(ascii: "["), last != UInt8(ascii: "]"), mapped.contains("]:") {
                     throw failure(.urlComponent, "a host must not contain a port")
@@ -148,10 +148,12 @@ public enum HostName {
             }
             if colonCount > 0 {
                 if colonCount >= 2,
-                    bytes.allSatisfy({ self.hexValue($0) != nil || $0 == UInt8(ascii: ":") || $0 == UInt8(ascii: ".") })
+                    bytes.allSatisfy({
+                        IPAddress.hexValue($0) != nil || $0 == UInt8(ascii: ":") || $0 == UInt8(ascii: ".")
+                    })
                 {
-                    if let pieces = self.parseIPv6(bytes) {
-                        return self.formatIPv6(pieces)
+                    if let pieces = IPAddress.parseIPv6(bytes) {
+                        return IPAddress.formatIPv6(pieces)
                     }
                     throw failure(.invalidIPv6, "it is not a valid IPv6 address")
                 }
@@ -310,29 +312,11 @@ public enum HostName {
         return self.isNumeric(bytes[start...])
     }
 
-    /// Whether `scalar` is whitespace, a control character or an invisible formatting character (including default
-    /// ignorable code points such as the zero-width joiner, the soft hyphen and bidirectional overrides).
-    static func isInvisible(_ scalar: Unicode.Scalar) -> Bool {
-        if scalar.isASCII {
-            return scalar.value <= 0x20 || scalar.value == 0x7F
-        }
-        let properties = scalar.properties
-        if properties.isWhitespace || properties.isDefaultIgnorableCodePoint {
-            return true
-        }
-        switch properties.generalCategory {
-        case .control, .format, .lineSeparator, .paragraphSeparator, .spaceSeparator, .surrogate:
-            return true
-        default:
-            return false
-        }
-    }
-
     /// `"x" (U+0078)` for a visible character and `U+0009` for an invisible one, for error descriptions.
     private static func name(_ scalar: Unicode.Scalar) -> String {
         let hex = String(scalar.value, radix: 16, uppercase: true)
         let code = "U+" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex
-        if self.isInvisible(scalar) {
+        if ControlCharacters.isInvisible(scalar) {
             return code
         }
         return "\"\(scalar)\" (\(code))"
@@ -350,157 +334,12 @@ public enum HostName {
             return false
         }
         while let byte = iterator.next() {
-            if self.hexValue(byte) == nil { return false }
+            if IPAddress.hexValue(byte) == nil { return false }
         }
         return true
     }
 
-    /// Parses a strict dotted quad: four decimal numbers 0-255 without leading zeros. Returns the address as a
-    /// big-endian 32-bit number; allocates nothing.
-    private static func parseIPv4<C: Collection<UInt8>>(_ bytes: C) -> UInt32? {
-        var address: UInt32 = 0
-        var parts = 0
-        var value: UInt32 = 0
-        var digits = 0
-        var startsWithZero = false
-        for byte in bytes {
-            if byte == UInt8(ascii: ".") {
-                guard digits > 0, parts < 3 else { return nil }
-                address = address << 8 | value
-                parts += 1
-                value = 0
-                digits = 0
-                continue
-            }
-            guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
-            if digits == 0 {
-                startsWithZero = byte == UInt8(ascii: "0")
-            } else if startsWithZero {
-                return nil
-            }
-            value = value * 10 + UInt32(byte - UInt8(ascii: "0"))
-            digits += 1
-            guard value <= 255 else { return nil }
-        }
-        guard digits > 0, parts == 3 else { return nil }
-        return address << 8 | value
-    }
-
     private static func isIPv4<C: Collection<UInt8>>(_ bytes: C) -> Bool {
-        self.parseIPv4(bytes) != nil
-    }
-
-    // MARK: - IPv6
-
-    private static func hexValue(_ byte: UInt8) -> UInt16? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): return UInt16(byte - UInt8(ascii: "0"))
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): return UInt16(byte - UInt8(ascii: "a") + 10)
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): return UInt16(byte - UInt8(ascii: "A") + 10)
-        default: return nil
-        }
-    }
-
-    /// Parses an IPv6 address without brackets into its eight 16-bit pieces (WHATWG URL Standard IPv6 parser,
-    /// with a strict dotted quad for an embedded IPv4 address).
-    private static func parseIPv6<C: Collection<UInt8>>(_ input: C) -> [UInt16]? {
-        let bytes = Array(input)
-        let count = bytes.count
-        guard count > 0 else { return nil }
-        var pieces = [UInt16](repeating: 0, count: 8)
-        var pieceIndex = 0
-        var compress: Int?
-        var position = 0
-        if bytes[0] == UInt8(ascii: ":") {
-            guard count > 1, bytes[1] == UInt8(ascii: ":") else { return nil }
-            position = 2
-            pieceIndex = 1
-            compress = 1
-        }
-        while position < count {
-            guard pieceIndex < 8 else { return nil }
-            if bytes[position] == UInt8(ascii: ":") {
-                guard compress == nil else { return nil }
-                position += 1
-                pieceIndex += 1
-                compress = pieceIndex
-                continue
-            }
-            var value: UInt16 = 0
-            var length = 0
-            while length < 4, position < count, let digit = self.hexValue(bytes[position]) {
-                value = value << 4 | digit
-                position += 1
-                length += 1
-            }
-            if position < count, bytes[position] == UInt8(ascii: ".") {
-                guard length > 0, pieceIndex <= 6, let ipv4 = self.parseIPv4(bytes[(position - length)...]) else {
-                    return nil
-                }
-                pieces[pieceIndex] = UInt16(truncatingIfNeeded: ipv4 >> 16)
-                pieces[pieceIndex + 1] = UInt16(truncatingIfNeeded: ipv4)
-                pieceIndex += 2
-                position = count
-                break
-            }
-            guard length > 0 else { return nil }
-            if position < count {
-                guard bytes[position] == UInt8(ascii: ":") else { return nil }
-                position += 1
-                guard position < count else { return nil }
-            }
-            pieces[pieceIndex] = value
-            pieceIndex += 1
-        }
-        if let compress {
-            var swaps = pieceIndex - compress
-            pieceIndex = 7
-            while pieceIndex != 0 && swaps > 0 {
-                pieces.swapAt(pieceIndex, compress + swaps - 1)
-                pieceIndex -= 1
-                swaps -= 1
-            }
-        } else if pieceIndex != 8 {
-            return nil
-        }
-        return pieces
-    }
-
-    /// Writes an IPv6 address in the RFC 5952 form, without brackets.
-    private static func formatIPv6(_ pieces: [UInt16]) -> String {
-        // The longest run of at least two zero pieces; the first one wins a tie.
-        var bestStart = -1
-        var bestLength = 1
-        var index = 0
-        while index < 8 {
-            guard pieces[index] == 0 else {
-                index += 1
-                continue
-            }
-            var end = index
-            while end < 8 && pieces[end] == 0 {
-                end += 1
-            }
-            if end - index > bestLength {
-                bestStart = index
-                bestLength = end - index
-            }
-            index = end
-        }
-        var result = ""
-        index = 0
-        while index < 8 {
-            if index == bestStart {
-                result += "::"
-                index += bestLength
-                continue
-            }
-            if !result.isEmpty && !result.hasSuffix(":") {
-                result += ":"
-            }
-            result += String(pieces[index], radix: 16)
-            index += 1
-        }
-        return result
+        IPAddress.parseIPv4(bytes) != nil
     }
 }

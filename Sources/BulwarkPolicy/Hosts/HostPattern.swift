@@ -49,7 +49,7 @@ public struct HostPattern: Hashable, Sendable, CustomStringConvertible {
             throw failure(.empty, "the pattern is empty")
         }
         // Reported before any wildcard rule, so that " *.example.com" is refused for its space.
-        if pattern.unicodeScalars.contains(where: HostName.isInvisible) {
+        if pattern.unicodeScalars.contains(where: ControlCharacters.isInvisible) {
             throw failure(
                 .whitespaceOrControl,
                 "whitespace, control and invisible formatting characters are not allowed"

@@ -115,20 +115,6 @@ public struct HostPatternError: Error, Hashable, Sendable, CustomStringConvertib
     /// The input with control characters, quotes and backslashes escaped so that the description stays on one line
     /// and cannot be forged by the input.
     private static func quoted(_ text: String) -> String {
-        var result = ""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": result += "\\\""
-            case "\\": result += "\\\\"
-            case " ", "!"..."~": result.unicodeScalars.append(scalar)
-            default:
-                if scalar.value < 0x80 || HostName.isInvisible(scalar) {
-                    result += "\\u{\(String(scalar.value, radix: 16, uppercase: true))}"
-                } else {
-                    result.unicodeScalars.append(scalar)
-                }
-            }
-        }
-        return result
+        ControlCharacters.escaped(text, quotingDelimiters: true)
     }
 }

@@ -21,16 +21,16 @@ public struct RedirectChain: Hashable, Sendable {
     ///   - followedCount: redirects already followed before `url` (for a transport that only knows the count).
     ///   - hasChangedOrigin: whether the origin already changed before `url`.
     public init(startingAt url: URL, followedCount: Int = 0, hasChangedOrigin: Bool = false) {
-        let parsed = RedirectURL(url)
+        let parsed = try? RequestURL(url)
         self.initialHost = parsed?.host
-        self.requested = [parsed?.withoutFragment ?? RedirectLocation.redacted(url.absoluteString)]
+        self.requested = [parsed?.withoutFragment ?? URLRedaction.redacted(url.absoluteString)]
         self.followedCount = followedCount
         self.hasChangedOrigin = hasChangedOrigin
     }
 
     /// Records a followed hop: its URL joins those requested, the count goes up, and an origin change sticks.
     public mutating func record(_ follow: RedirectFollow) {
-        self.requested.append(RedirectURL(follow.url)?.withoutFragment ?? follow.url.absoluteString)
+        self.requested.append((try? RequestURL(follow.url))?.withoutFragment ?? follow.url.absoluteString)
         self.followedCount += 1
         if follow.changesOrigin {
             self.hasChangedOrigin = true

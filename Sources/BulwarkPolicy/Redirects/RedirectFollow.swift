@@ -51,7 +51,7 @@ public struct RedirectFollow: Hashable, Sendable, CustomStringConvertible, Custo
 
     /// `GET https://a.example/next [Accept: */*, Authorization: <redacted>]`, then the stripped headers if any.
     public var description: String {
-        var text = "\(self.method) \(RedirectURL.redactedText(of: self.url)) ["
+        var text = "\(self.method) \(URLRedaction.redacted(self.url)) ["
         text += self.headers.map(\.description).joined(separator: ", ") + "]"
         if !self.strippedHeaders.isEmpty {
             text += " (stripped \(self.strippedHeaders.joined(separator: ", ")))"
@@ -67,7 +67,7 @@ public struct RedirectFollow: Hashable, Sendable, CustomStringConvertible, Custo
         Mirror(
             self,
             children: [
-                "url": RedirectURL.redactedText(of: self.url), "method": self.method, "headers": self.headers,
+                "url": URLRedaction.redacted(self.url), "method": self.method, "headers": self.headers,
                 "strippedHeaders": self.strippedHeaders, "strippedCredentials": self.strippedCredentials,
                 "keepsBody": self.keepsBody, "changesOrigin": self.changesOrigin, "isDowngrade": self.isDowngrade,
             ],

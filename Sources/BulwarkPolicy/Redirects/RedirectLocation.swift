@@ -1,3 +1,5 @@
+import Foundation
+
 /// Reads a `Location` header value and resolves it against the URL of the request that got the redirect
 /// (RFC 3986 section 5, RFC 9110 section 10.2.2), refusing every spelling that URL parsers read differently.
 ///
@@ -14,74 +16,49 @@
 /// in a URL path or query but harmless there (space, `"`, `<`, `>`, `[`, `]`, `^`, `` ` ``, `{`, `|`, `}` and
 /// non-ASCII text), which are percent-encoded as browsers do.
 enum RedirectLocation {
+    /// Spaces and tabs around a field value.
+    static let fieldWhitespace = CharacterSet(charactersIn: " \t")
+
     /// The longest `Location` value accepted, in UTF-8 bytes: 8 KiB.
     static let maximumLength = 8192
 
     /// The Location `text` resolved against `base`, or why it cannot be followed.
-    static func resolve(_ text: String, against base: RedirectURL) -> Result<RedirectURL, RedirectRefusalReason> {
+    static func resolve(_ text: String, against base: RequestURL) -> Result<RequestURL, RedirectRefusalReason> {
         guard text.utf8.count <= self.maximumLength else {
             return .failure(.locationTooLong(length: text.utf8.count, limit: self.maximumLength))
         }
-        let scalars = Array(self.trimmingFieldWhitespace(text).unicodeScalars)
+        let scalars = Array(text.trimmingCharacters(in: Self.fieldWhitespace).unicodeScalars)
         guard !scalars.isEmpty else {
             return .failure(.emptyLocation)
         }
-        if let control = scalars.first(where: Self.isControl) {
+        if let control = scalars.first(where: ControlCharacters.isControl) {
             return .failure(.controlCharacter(codePoint: control.value))
         }
         if scalars.contains("\\") {
             return .failure(.backslash)
         }
         let reference: Reference
-        switch self.parseReference(scalars) {
+        switch self.parseReference(scalars, baseScheme: base.scheme) {
         case .success(let parsed): reference = parsed
         case .failure(let reason): return .failure(reason)
         }
         return .success(self.resolve(reference, against: base))
     }
 
-    /// The text with the query, fragment and user information removed, control characters escaped and the length
-    /// capped, for naming a Location that could not be resolved in events and errors.
-    ///
-    /// Everything from the authority's start to the last `@` of the text is dropped, wherever that `@` is: a
-    /// password may itself hold `/`, `?` or `#`, so no cut is made before the userinfo is gone.
-    static func redacted(_ text: String) -> String {
-        var scalars = Array(self.trimmingFieldWhitespace(text).unicodeScalars)
-        if let at = scalars.lastIndex(of: "@") {
-            let start = min(self.indexAfterSchemeSlashes(scalars), at)
-            scalars.replaceSubrange(start...at, with: "…@".unicodeScalars)
-        }
-        if let cut = scalars.firstIndex(where: { $0 == "?" || $0 == "#" }) {
-            scalars.removeSubrange(cut...)
-        }
-        var result = ""
-        for (count, scalar) in scalars.enumerated() {
-            if count == 200 {
-                result += "…"
-                break
-            }
-            if Self.isControl(scalar) {
-                result += "\\u{\(String(scalar.value, radix: 16, uppercase: true))}"
-            } else {
-                result.unicodeScalars.append(scalar)
-            }
-        }
-        return result
-    }
-
     // MARK: - Parsing
 
-    /// A URI reference split into its parts (RFC 3986 section 4.1), the host already canonical.
+    /// A URI reference split into its parts (RFC 3986 section 4.1); the origin when it has an authority.
     private struct Reference {
-        var scheme: String?
-        var host: String?
-        var port: Int?
+        var origin: Origin?
         var path: String
         var query: String?
         var fragment: String?
     }
 
-    private static func parseReference(_ scalars: [Unicode.Scalar]) -> Result<Reference, RedirectRefusalReason> {
+    private static func parseReference(
+        _ scalars: [Unicode.Scalar],
+        baseScheme: String
+    ) -> Result<Reference, RedirectRefusalReason> {
         var index = 0
         var scheme: String?
         if let delimiter = scalars.firstIndex(where: { $0 == ":" || $0 == "/" || $0 == "?" || $0 == "#" }),
@@ -101,14 +78,13 @@ enum RedirectLocation {
             }
             scheme = name
         }
-        var reference = Reference(scheme: scheme, path: "")
+        var reference = Reference(path: "")
         if self.hasDoubleSlash(scalars, at: index) {
             index += 2
             let end = scalars[index...].firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? scalars.count
-            switch self.parseAuthority(scalars[index..<end]) {
-            case .success(let (host, port)):
-                reference.host = host
-                reference.port = port
+            switch self.parseAuthority(scalars[index..<end], scheme: scheme ?? baseScheme) {
+            case .success(let origin):
+                reference.origin = origin
             case .failure(let reason):
                 return .failure(reason)
             }
@@ -132,10 +108,11 @@ enum RedirectLocation {
         return .success(reference)
     }
 
-    /// Host and optional port of an authority (what follows `//`).
+    /// The origin of an authority (what follows `//`) under `scheme`.
     private static func parseAuthority(
-        _ authority: ArraySlice<Unicode.Scalar>
-    ) -> Result<(String, Int?), RedirectRefusalReason> {
+        _ authority: ArraySlice<Unicode.Scalar>,
+        scheme: String
+    ) -> Result<Origin, RedirectRefusalReason> {
         if authority.contains("@") {
             return .failure(.userInfo)
         }
@@ -166,21 +143,20 @@ enum RedirectLocation {
         if !hostPart.allSatisfy(\.isASCII) {
             return .failure(.nonASCIIHost)
         }
-        let host: String
-        do {
-            host = try HostName.canonicalize(String(String.UnicodeScalarView(hostPart)))
+        var port: Int?
+        if let portPart, !portPart.isEmpty {
+            guard portPart.count <= 5, portPart.allSatisfy({ ("0"..."9").contains($0) }),
+                let number = Int(String(String.UnicodeScalarView(portPart))), (1...65535).contains(number)
+            else {
+                return .failure(.invalidPort)
+            }
+            port = number
+        }
+        do throws(URLReadingError) {
+            return .success(try Origin(scheme: scheme, host: String(String.UnicodeScalarView(hostPart)), port: port))
         } catch {
-            return .failure(.invalidHost(detail: error.description))
+            return .failure(.invalidHost(detail: error.hostError?.description ?? error.description))
         }
-        guard let portPart, !portPart.isEmpty else {
-            return .success((host, nil))
-        }
-        guard portPart.count <= 5, portPart.allSatisfy({ ("0"..."9").contains($0) }),
-            let port = Int(String(String.UnicodeScalarView(portPart))), (1...65535).contains(port)
-        else {
-            return .failure(.invalidPort)
-        }
-        return .success((host, port))
     }
 
     /// The path, query or fragment with every character RFC 3986 does not allow there percent-encoded; a `%` must
@@ -218,90 +194,33 @@ enum RedirectLocation {
     // MARK: - Resolution
 
     /// RFC 3986 section 5.2.2, with the fragment inherited from the base when the reference has none (RFC 9110
-    /// section 10.2.2).
-    private static func resolve(_ reference: Reference, against base: RedirectURL) -> RedirectURL {
-        var target = base
-        target.fragment = reference.fragment ?? base.fragment
-        if let host = reference.host {
-            target.scheme = reference.scheme ?? base.scheme
-            target.host = host
-            target.port = reference.port ?? RedirectURL.defaultPort(for: target.scheme)
-            target.path = self.removeDotSegments(reference.path)
-            target.query = reference.query
-        } else if reference.path.isEmpty {
-            target.query = reference.query ?? base.query
-        } else if reference.path.hasPrefix("/") {
-            target.path = self.removeDotSegments(reference.path)
-            target.query = reference.query
-        } else {
-            let directory = base.path.lastIndex(of: "/").map { base.path[...$0] } ?? "/"
-            target.path = self.removeDotSegments(directory + reference.path)
-            target.query = reference.query
+    /// section 10.2.2). ``RequestURL/init(origin:path:query:fragment:)`` removes the dot segments.
+    private static func resolve(_ reference: Reference, against base: RequestURL) -> RequestURL {
+        let fragment = reference.fragment ?? base.fragment
+        if let origin = reference.origin {
+            return RequestURL(origin: origin, path: reference.path, query: reference.query, fragment: fragment)
         }
-        if target.path.isEmpty {
-            target.path = "/"
+        if reference.path.isEmpty {
+            return RequestURL(
+                origin: base.origin,
+                path: base.path,
+                query: reference.query ?? base.query,
+                fragment: fragment
+            )
         }
-        return target
-    }
-
-    /// RFC 3986 section 5.2.4: `/a/b/../c/./d` becomes `/a/c/d`.
-    static func removeDotSegments(_ path: String) -> String {
-        var input = Substring(path)
-        var output: [Substring] = []
-        while !input.isEmpty {
-            if input.hasPrefix("../") {
-                input = input.dropFirst(3)
-            } else if input.hasPrefix("./") {
-                input = input.dropFirst(2)
-            } else if input.hasPrefix("/./") {
-                input = input.dropFirst(2)
-            } else if input == "/." {
-                input = "/"
-            } else if input.hasPrefix("/../") {
-                input = input.dropFirst(3)
-                _ = output.popLast()
-            } else if input == "/.." {
-                input = "/"
-                _ = output.popLast()
-            } else if input == "." || input == ".." {
-                input = ""
-            } else {
-                let start = input.hasPrefix("/") ? input.index(after: input.startIndex) : input.startIndex
-                let end = input[start...].firstIndex(of: "/") ?? input.endIndex
-                output.append(input[..<end])
-                input = input[end...]
-            }
+        if reference.path.hasPrefix("/") {
+            return RequestURL(origin: base.origin, path: reference.path, query: reference.query, fragment: fragment)
         }
-        return output.joined()
+        let directory = base.path.lastIndex(of: "/").map { base.path[...$0] } ?? "/"
+        return RequestURL(
+            origin: base.origin,
+            path: directory + reference.path,
+            query: reference.query,
+            fragment: fragment
+        )
     }
 
     // MARK: - Characters
-
-    private static func trimmingFieldWhitespace(_ text: String) -> Substring {
-        var text = Substring(text)
-        while let first = text.unicodeScalars.first, first == " " || first == "\t" {
-            text = text.dropFirst()
-        }
-        while let last = text.unicodeScalars.last, last == " " || last == "\t" {
-            text = text.dropLast()
-        }
-        return text
-    }
-
-    /// C0 and C1 controls, DEL, and invisible formatting characters (zero-width, bidirectional overrides, line and
-    /// paragraph separators).
-    static func isControl(_ scalar: Unicode.Scalar) -> Bool {
-        if scalar.value < 0x20 || scalar.value == 0x7F {
-            return true
-        }
-        if scalar.isASCII {
-            return false
-        }
-        switch scalar.properties.generalCategory {
-        case .control, .format, .lineSeparator, .paragraphSeparator: return true
-        default: return scalar.properties.isDefaultIgnorableCodePoint
-        }
-    }
 
     /// `ALPHA *( ALPHA / DIGIT / "+" / "-" / "." )`.
     private static func isScheme(_ scalars: ArraySlice<Unicode.Scalar>) -> Bool {
@@ -316,19 +235,6 @@ enum RedirectLocation {
 
     private static func hasDoubleSlash(_ scalars: [Unicode.Scalar], at index: Int) -> Bool {
         index + 1 < scalars.count && scalars[index] == "/" && scalars[index + 1] == "/"
-    }
-
-    /// Where the authority starts when the text begins with `scheme://` or `//`; 0 otherwise.
-    private static func indexAfterSchemeSlashes(_ scalars: [Unicode.Scalar]) -> Int {
-        if self.hasDoubleSlash(scalars, at: 0) {
-            return 2
-        }
-        if let colon = scalars.firstIndex(where: { $0 == ":" || $0 == "/" || $0 == "?" || $0 == "#" }),
-            scalars[colon] == ":", self.hasDoubleSlash(scalars, at: colon + 1)
-        {
-            return colon + 3
-        }
-        return 0
     }
 
     private static func isHexDigit(_ scalar: Unicode.Scalar) -> Bool {

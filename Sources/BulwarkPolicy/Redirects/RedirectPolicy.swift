@@ -88,13 +88,13 @@ public struct RedirectPolicy: Sendable {
 
     /// Decides one hop.
     public func decide(_ hop: RedirectHop) -> RedirectDecision {
-        let from = RedirectURL(hop.request.url)
-        let fromText = from?.redacted ?? RedirectLocation.redacted(hop.request.url.absoluteString)
+        let from = try? RequestURL(hop.request.url)
+        let fromText = from?.redacted ?? URLRedaction.redacted(hop.request.url.absoluteString)
         func refuse(_ reason: RedirectRefusalReason, to: String?) -> RedirectDecision {
             .refuse(RedirectRefusal(reason: reason, status: hop.status, from: fromText, to: to))
         }
         let location = hop.locations.first
-        let locationText = location.map(RedirectLocation.redacted)
+        let locationText = location.map(URLRedaction.redacted(_:))
         guard Self.redirectStatuses.contains(hop.status) else {
             return refuse(.notARedirect(status: hop.status), to: locationText)
         }
@@ -107,7 +107,7 @@ public struct RedirectPolicy: Sendable {
         guard let from else {
             return refuse(.unparsable(detail: "the request URL is not an absolute http(s) URL"), to: locationText)
         }
-        let target: RedirectURL
+        let target: RequestURL
         switch RedirectLocation.resolve(location, against: from) {
         case .success(let resolved): target = resolved
         case .failure(let reason): return refuse(reason, to: locationText)
@@ -143,10 +143,10 @@ public struct RedirectPolicy: Sendable {
             return refuse(.refusedByHandler(detail: detail), to: target.redacted)
         case .modify(var modified):
             // The handler cannot lift a rule: its URL is checked again and credentials are stripped again.
-            guard let modifiedTarget = RedirectURL(modified.url) else {
+            guard let modifiedTarget = try? RequestURL(modified.url) else {
                 return refuse(
                     .refusedByHandler(detail: "the handler's URL is not an absolute http(s) URL"),
-                    to: RedirectLocation.redacted(modified.url.absoluteString)
+                    to: URLRedaction.redacted(modified.url.absoluteString)
                 )
             }
             if let reason = self.check(modifiedTarget, from: from, chain: hop.chain) {
@@ -166,7 +166,7 @@ public struct RedirectPolicy: Sendable {
     // MARK: - Rules
 
     /// The scheme, host, port and loop rules for a resolved target; nil when it passes.
-    private func check(_ target: RedirectURL, from: RedirectURL, chain: RedirectChain) -> RedirectRefusalReason? {
+    private func check(_ target: RequestURL, from: RequestURL, chain: RedirectChain) -> RedirectRefusalReason? {
         let isDowngrade = from.scheme == "https" && target.scheme == "http"
         if isDowngrade && !self.allowsHTTPSToHTTP {
             return .schemeDowngrade
@@ -180,8 +180,8 @@ public struct RedirectPolicy: Sendable {
         }
         if target.port != from.port {
             let defaultPorts =
-                from.port == RedirectURL.defaultPort(for: from.scheme)
-                && target.port == RedirectURL.defaultPort(for: target.scheme)
+                from.port == Origin.defaultPort(for: from.scheme)
+                && target.port == Origin.defaultPort(for: target.scheme)
             if !defaultPorts && !self.allowedPorts.contains(target.port) {
                 return .portChange(from: from.port, to: target.port)
             }

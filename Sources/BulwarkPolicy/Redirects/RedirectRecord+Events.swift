@@ -9,9 +9,9 @@ extension RedirectRecord {
     /// Every event names `from` and `to` in its details (URLs without query, fragment or user information) and
     /// never carries a header value.
     public func securityEvents(requestID: UInt64? = nil) -> [SecurityEvent] {
-        let parsed = RedirectURL(self.url)
+        let parsed = try? RequestURL(self.url)
         let host = parsed?.host
-        let from = parsed?.redacted ?? RedirectLocation.redacted(self.url.absoluteString)
+        let from = parsed?.redacted ?? URLRedaction.redacted(self.url.absoluteString)
         switch self.decision {
         case .refuse(let refusal):
             return [
@@ -28,7 +28,7 @@ extension RedirectRecord {
                 )
             ]
         case .follow(let follow):
-            let to = RedirectURL.redactedText(of: follow.url)
+            let to = URLRedaction.redacted(follow.url)
             let details = ["from": from, "to": to, "status": String(self.status), "method": follow.method]
             var events: [SecurityEvent] = []
             if follow.isDowngrade {

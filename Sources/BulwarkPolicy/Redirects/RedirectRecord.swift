@@ -19,10 +19,10 @@ public struct RedirectRecord: Hashable, Sendable, CustomStringConvertible {
     /// `302 https://a.example/old -> https://a.example/new: follow`, URLs without queries; for a refusal, the reason
     /// and its sentence.
     public var description: String {
-        let from = RedirectURL.redactedText(of: self.url)
+        let from = URLRedaction.redacted(self.url)
         switch self.decision {
         case .follow(let follow):
-            let to = RedirectURL.redactedText(of: follow.url)
+            let to = URLRedaction.redacted(follow.url)
             var text = "\(self.status) \(from) -> \(follow.method) \(to): follow"
             if !follow.strippedHeaders.isEmpty {
                 text += " (stripped \(follow.strippedHeaders.joined(separator: ", ")))"

@@ -226,7 +226,7 @@ public final class CredentialStore: @unchecked Sendable, CustomStringConvertible
             ? nil : scopes.lazy.compactMap { $0.pathAmbiguity(for: url) }.first
         guard !inScope.isEmpty else {
             if self.outOfScopeRequests == .refuse && !isEmpty && !withheld {
-                let host = URLHost.host(of: url)
+                let host = Origin.rawHost(of: url)
                 let refused = CredentialAttachment.refused(
                     host: host.flatMap { try? HostName.canonicalize($0) } ?? host ?? ""
                 )

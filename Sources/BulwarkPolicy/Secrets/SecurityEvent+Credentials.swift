@@ -4,7 +4,7 @@ extension SecurityEvent {
     /// The `request_refused_out_of_scope` event: a ``CredentialStore`` that refuses requests outside every scope
     /// refused one to `url`.
     public static func requestRefusedOutOfScope(url: URL, host: String, requestID: UInt64? = nil) -> SecurityEvent {
-        let target = RedirectURL.redactedText(of: url)
+        let target = URLRedaction.redacted(url)
         return SecurityEvent(
             kind: .requestRefusedOutOfScope,
             host: host,
@@ -25,12 +25,12 @@ extension SecurityEvent {
     )
         -> SecurityEvent
     {
-        let fromText = RedirectURL.redactedText(of: from)
-        let toText = RedirectURL.redactedText(of: to)
+        let fromText = URLRedaction.redacted(from)
+        let toText = URLRedaction.redacted(to)
         let list = headers.joined(separator: ", ")
         return SecurityEvent(
             kind: .credentialStripped,
-            host: RedirectURL(to)?.host,
+            host: (try? RequestURL(to))?.host,
             requestID: requestID,
             reason: "out_of_scope",
             message:
@@ -48,11 +48,11 @@ extension SecurityEvent {
     )
         -> SecurityEvent
     {
-        let fromText = RedirectURL.redactedText(of: from)
-        let toText = RedirectURL.redactedText(of: to)
+        let fromText = URLRedaction.redacted(from)
+        let toText = URLRedaction.redacted(to)
         return SecurityEvent(
             kind: .credentialStripped,
-            host: RedirectURL(to)?.host,
+            host: (try? RequestURL(to))?.host,
             requestID: requestID,
             reason: "left_scope_earlier",
             message: "credentials not attached on the redirect from \(fromText) to \(toText): the redirect chain was "
@@ -64,11 +64,11 @@ extension SecurityEvent {
     /// The `credential_stripped` event (reason `not_carried_before`) of a redirect hop to `to`, inside the scope of a
     /// credential that the request before it did not carry: a response chose the hop, so it may not add credentials.
     public static func credentialsNotCarriedBefore(from: URL, to: URL, requestID: UInt64? = nil) -> SecurityEvent {
-        let fromText = RedirectURL.redactedText(of: from)
-        let toText = RedirectURL.redactedText(of: to)
+        let fromText = URLRedaction.redacted(from)
+        let toText = URLRedaction.redacted(to)
         return SecurityEvent(
             kind: .credentialStripped,
-            host: RedirectURL(to)?.host,
+            host: (try? RequestURL(to))?.host,
             requestID: requestID,
             reason: "not_carried_before",
             message: "credentials not attached on the redirect from \(fromText) to \(toText): the request before it "
@@ -86,10 +86,10 @@ extension SecurityEvent {
         requestID: UInt64? = nil
     ) -> SecurityEvent {
         // The path as sent, not with its dot segments removed: the event shows what was ambiguous.
-        let target = RedirectLocation.redacted(url.absoluteString)
+        let target = URLRedaction.redacted(url.absoluteString)
         return SecurityEvent(
             kind: .credentialStripped,
-            host: RedirectURL(url)?.host,
+            host: (try? RequestURL(url))?.host,
             requestID: requestID,
             reason: "ambiguous_path",
             message: "credentials scoped to a base URL not attached to \(target): the path is ambiguous, "

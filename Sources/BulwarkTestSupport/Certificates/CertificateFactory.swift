@@ -1,3 +1,4 @@
+import BulwarkPolicy
 import Crypto
 import Foundation
 import SwiftASN1
@@ -203,8 +204,7 @@ public enum CertificateFactory {
     }
 
     static func ipBytes(_ text: String) throws -> [UInt8] {
-        if let v4 = IPv4Parsing.parse(text) { return v4 }
-        if let v6 = IPv6Parsing.parse(text) { return v6 }
+        if let address = IPAddress(text) { return address.bytes }
         throw CertificateFactoryError(message: "\"\(text)\" is not an IP address")
     }
 }

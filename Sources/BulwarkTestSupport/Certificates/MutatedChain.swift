@@ -1,3 +1,4 @@
+import BulwarkPolicy
 import Foundation
 import X509
 
@@ -42,6 +43,6 @@ public struct MutatedChain: Sendable {
 
     /// Whether `host` is an IP address (OpenSSL then needs `-verify_ip` instead of `-verify_hostname`).
     public var hostIsIPAddress: Bool {
-        IPv4Parsing.parse(self.host) != nil || IPv6Parsing.parse(self.host) != nil
+        IPAddress(self.host) != nil
     }
 }

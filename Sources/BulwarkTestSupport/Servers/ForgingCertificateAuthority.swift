@@ -12,7 +12,7 @@ final class ForgingCertificateAuthority: Sendable {
 
     /// A CA whose first forged leaf names `host` (as an IP address SAN when `host` is an IP address).
     init(host: String) throws {
-        if IPv4Parsing.parse(host) != nil || IPv6Parsing.parse(host) != nil {
+        if IPAddress(host) != nil {
             self.defaultChain = try TestChain.make(.ipAddressSAN, host: host, ipAddress: host)
         } else {
             self.defaultChain = try TestChain.make(host: host)
