@@ -28,15 +28,17 @@ struct RequestExecutor: Sendable {
     func execute(_ request: BulwarkRequest, deadline: NIODeadline?, logger: Logger) async throws -> BulwarkResponse {
         let requestID = Self.nextRequestID()
         var logger = logger
-        logger[metadataKey: "bulwark.request_id"] = "\(requestID)"
+        if logger.logLevel <= .debug {
+            // Only for a logger that logs the request's messages: no text is made for the others.
+            logger[metadataKey: "bulwark.request_id"] = "\(requestID)"
+        }
         logger.debug("request started", metadata: ["bulwark.request": "\(request)"])
         // The session the request started in: after a sign-out, none of its responses may store a cookie.
         let cookieEpoch = self.configuration.cookies?.epoch
         var state = RedirectState(request: request, policy: self.configuration.redirects, requestID: requestID)
-        var hop = state.request
         while true {
             let (sent, credentials) = try await self.send(
-                hop,
+                state.request,
                 among: state.allowedEntries,
                 deadline: deadline,
                 requestID: requestID,
@@ -65,9 +67,9 @@ struct RequestExecutor: Sendable {
                 logger.debug("redirect refused", metadata: ["bulwark.error": "\(error)"])
                 throw error
             case .follow(let next):
+                // `state.request` is now `next`, the hop sent in the next turn.
                 await Self.discard(response.body)
                 logger.debug("redirect followed", metadata: ["bulwark.request": "\(next)"])
-                hop = next
             }
         }
     }
