@@ -38,7 +38,10 @@ extension BulwarkClient.TLSOptions {
             0xCCA8,
             "TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256"
         )
-        /// `TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA`. CBC suites (MAC-then-encrypt) are for old servers only.
+        /// `TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA`.
+        ///
+        /// > Warning: The CBC suites (this one and the three after it) MAC, then encrypt: they have a history of
+        /// > padding-oracle and timing attacks (Lucky Thirteen). Offer them only to old servers that need them.
         public static let ecdheECDSAWithAES128CBCSHA = Self(0xC009, "TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA")
         /// `TLS_ECDHE_ECDSA_WITH_AES_256_CBC_SHA`.
         public static let ecdheECDSAWithAES256CBCSHA = Self(0xC00A, "TLS_ECDHE_ECDSA_WITH_AES_256_CBC_SHA")

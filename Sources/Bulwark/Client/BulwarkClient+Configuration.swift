@@ -83,6 +83,9 @@ extension BulwarkClient {
         public var minimumVersion: Version = .tls12
         /// The TLS 1.2 cipher suites offered, most preferred first (TLS 1.3 suites are fixed); `nil` for BoringSSL's
         /// defaults. An empty list makes every request fail with ``BulwarkError/Code/invalidConfiguration``.
+        ///
+        /// > Warning: Listing a CBC suite (``CipherSuite/ecdheECDSAWithAES128CBCSHA`` and its kind) lets a server
+        /// > choose a MAC-then-encrypt construction with a history of padding-oracle attacks.
         public var cipherSuites: [CipherSuite]? = nil
         /// ALPN protocols, most preferred first.
         public var applicationProtocols: [String] = ["h2", "http/1.1"]
