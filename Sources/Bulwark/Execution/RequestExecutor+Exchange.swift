@@ -54,6 +54,13 @@ extension RequestExecutor {
     /// RFC 9110 section 9.2.2.
     static let idempotentMethods: [HTTPMethod] = [.GET, .HEAD, .OPTIONS, .TRACE, .PUT, .DELETE]
 
+    /// Starts the exchange on a connection's or a stream's handler, with what to do when it completes (whether the
+    /// connection can be reused); returns the response head's future.
+    private typealias BeginExchange =
+        @Sendable (NIOLoopBound<HTTPExchangeHandler>, @escaping (Bool) -> Void) -> EventLoopFuture<
+            (HTTPResponseHead, ResponseBodyProducer)
+        >
+
     /// An exchange started on a connection: what the task awaits, and what cancellation fails.
     private struct Started: Sendable {
         var lease: ConnectionPool.Lease
@@ -109,7 +116,7 @@ extension RequestExecutor {
                 return lease.connection.channel.eventLoop.makeFailedFuture(error)
             }
             if let credentialEpoch { lease.connection.markCarriedCredentials(epoch: credentialEpoch) }
-            let begin = { (handler: NIOLoopBound<HTTPExchangeHandler>, onComplete: @escaping (Bool) -> Void) in
+            let begin: BeginExchange = { handler, onComplete in
                 let promise = handler.eventLoop.makePromise(of: (HTTPResponseHead, ResponseBodyProducer).self)
                 let exchange = Exchange(
                     host: host,
