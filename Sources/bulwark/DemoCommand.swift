@@ -59,8 +59,8 @@ struct DemoCommand: AsyncParsableCommand {
             (3, "Key rotation: the server now uses the backup intermediate", rotated, true),
         ] {
             print("\(step). \(title) (127.0.0.1:\(target.port))")
-            configuration.resolveOverrides["\(host):\(target.port)"] = "127.0.0.1"
-            let client = try BulwarkClient(configuration: configuration)
+            configuration.resolveOverrides[.init(host: host, port: target.port)] = "127.0.0.1"
+            let client = BulwarkClient(configuration: configuration)
             ok =
                 await Self.request(client, url: "https://\(host):\(target.port)/hello", expectTrusted: expectTrusted)
                 && ok
@@ -69,16 +69,16 @@ struct DemoCommand: AsyncParsableCommand {
                 print("   request bytes that reached the interceptor: \(bytes)")
                 ok = ok && bytes == 0
             }
-            try await client.shutdown()
+            await client.shutdown()
             print("")
         }
         print("4. A host the policy does not list (other.bulwark.test → 127.0.0.1:\(server.port))")
-        configuration.resolveOverrides["other.bulwark.test:\(server.port)"] = "127.0.0.1"
-        let client = try BulwarkClient(configuration: configuration)
+        configuration.resolveOverrides[.init(host: "other.bulwark.test", port: server.port)] = "127.0.0.1"
+        let client = BulwarkClient(configuration: configuration)
         ok =
             await Self.request(client, url: "https://other.bulwark.test:\(server.port)/hello", expectTrusted: false)
             && ok
-        try await client.shutdown()
+        await client.shutdown()
         print("")
 
         for target in [server, interceptor, rotated] { try await target.shutdown() }
@@ -89,7 +89,7 @@ struct DemoCommand: AsyncParsableCommand {
     static func request(_ client: BulwarkClient, url: String, expectTrusted: Bool) async -> Bool {
         var trusted = false
         do {
-            let response = try await client.execute(try BulwarkRequest(url: url), timeout: .seconds(10))
+            let response = try await client.execute(BulwarkRequest(url: url), timeout: .seconds(10))
             let body = try await response.body.collect(upTo: 1 << 20)
             trusted = true
             let version = response.httpVersion.alpnIdentifier

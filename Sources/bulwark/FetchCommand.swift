@@ -81,7 +81,13 @@ struct FetchCommand: AsyncParsableCommand {
     }
 
     private func fetch() async throws {
-        let request = try BulwarkRequest(url: self.url, headers: try self.requestHeaders())
+        let request = BulwarkRequest(url: self.url, headers: try self.requestHeaders())
+        if URL(string: self.url) == nil {
+            // Text that is not a URL: the client's own invalid_url error says so, before any policy is read.
+            let client = BulwarkClient(configuration: .init(trust: ServerTrustManager(patterns: [])))
+            defer { Task { await client.shutdown() } }
+            _ = try await client.execute(request)
+        }
         guard let host = request.url.host else { throw ValidationError("\"\(self.url)\" has no host") }
         var configuration = try self.policy.configuration(host: host)
         if !self.allowedHosts.isEmpty {
@@ -91,8 +97,8 @@ struct FetchCommand: AsyncParsableCommand {
         guard self.maxRedirects >= 0 else { throw ValidationError("--max-redirects must be 0 or more") }
         configuration.credentials = try self.credentialStore(for: request.url)
         configuration.redirects.maximumHops = self.maxRedirects
-        let client = try BulwarkClient(configuration: configuration)
-        defer { Task { try? await client.shutdown() } }
+        let client = BulwarkClient(configuration: configuration)
+        defer { Task { await client.shutdown() } }
         let response = try await client.execute(request, timeout: .milliseconds(Int64(self.maxTime * 1000)))
         Self.printRedirects(response.redirects)
         printError("\(response.httpVersion.alpnIdentifier) \(response.status.code) \(response.status.reasonPhrase)")

@@ -48,7 +48,9 @@ struct PolicyOptions: ParsableArguments {
             guard parts.count == 3, Int(parts[1]) != nil else {
                 throw ValidationError("--resolve takes HOST:PORT:ADDR, got \"\(entry)\"")
             }
-            configuration.resolveOverrides["\(try HostName.canonicalize(parts[0])):\(parts[1])"] = parts[2]
+            _ = try HostName.canonicalize(parts[0])
+            configuration.resolveOverrides[BulwarkClient.Endpoint(host: parts[0], port: Int(parts[1]) ?? 0)] =
+                BulwarkClient.ResolvedAddress(parts[2])
         }
         return configuration
     }

@@ -2,6 +2,8 @@ import Bulwark
 import BulwarkTestHelpers
 import BulwarkTestSupport
 import Foundation
+import InMemoryLogging
+import Logging
 import NIOCore
 import NIOHTTP1
 import Testing
@@ -27,7 +29,7 @@ struct ClientHTTPTests {
         }
         #expect(server.acceptedConnections == 1)
         #expect(server.requests.count == 5)
-        try await client.shutdown()
+        await client.shutdown()
         try await server.shutdown()
     }
 
@@ -42,7 +44,7 @@ struct ClientHTTPTests {
         }
         #expect(server.acceptedConnections == 1)
         #expect(server.requests.count == 20)
-        try await client.shutdown()
+        await client.shutdown()
         try await server.shutdown()
     }
 
@@ -57,7 +59,7 @@ struct ClientHTTPTests {
         }
         #expect(server.acceptedConnections <= 3)
         #expect(server.requests.count == 12)
-        try await client.shutdown()
+        await client.shutdown()
         try await server.shutdown()
     }
 
@@ -65,11 +67,11 @@ struct ClientHTTPTests {
     func bodiesArriveIntact(alpn: [String]) async throws {
         let server = try await Harness.server(chain, alpn: alpn)
         let client = try Harness.client(for: server, evaluator: evaluator)
-        let sized = try await client.execute(try BulwarkRequest(url: Harness.url(server, "/bytes/3000000")))
+        let sized = try await client.execute(BulwarkRequest(url: Harness.url(server, "/bytes/3000000")))
         #expect(
             Array(buffer: try await sized.body.collect(upTo: 4 << 20)) == TestHTTPSServer.bytesBody(count: 3_000_000)
         )
-        let chunked = try await client.execute(try BulwarkRequest(url: Harness.url(server, "/chunked/100000")))
+        let chunked = try await client.execute(BulwarkRequest(url: Harness.url(server, "/chunked/100000")))
         #expect(chunked.headers.first(name: "content-length") == nil)
         #expect(
             Array(buffer: try await chunked.body.collect(upTo: 1 << 20)) == TestHTTPSServer.bytesBody(count: 100_000)
@@ -77,7 +79,7 @@ struct ClientHTTPTests {
         let (gzipResponse, gzip) = try await Harness.get(client, Harness.url(server, "/gzip"))
         #expect(gzipResponse.status == .ok)
         #expect(gzip == TestHTTPSServer.gzipText)
-        try await client.shutdown()
+        await client.shutdown()
         try await server.shutdown()
     }
 
@@ -87,7 +89,7 @@ struct ClientHTTPTests {
         await Harness.expectError(.decompressionLimitExceeded) {
             _ = try await Harness.get(client, Harness.url(server, "/bomb"))
         }
-        try await client.shutdown()
+        await client.shutdown()
         try await server.shutdown()
     }
 
@@ -97,11 +99,11 @@ struct ClientHTTPTests {
         let client = try Harness.client(for: server, evaluator: evaluator)
         let payload = String(repeating: "bulwark ", count: 10_000)
         let buffered = try await client.execute(
-            try BulwarkRequest(url: Harness.url(server, "/echo"), method: .POST, body: .string(payload))
+            BulwarkRequest(url: Harness.url(server, "/echo"), method: .POST, body: .string(payload))
         )
         #expect(String(buffer: try await buffered.body.collect(upTo: 1 << 20)) == payload)
         let streamed = try await client.execute(
-            try BulwarkRequest(
+            BulwarkRequest(
                 url: Harness.url(server, "/echo"),
                 method: .PUT,
                 body: .stream { writer in
@@ -112,32 +114,156 @@ struct ClientHTTPTests {
         #expect(
             String(buffer: try await streamed.body.collect(upTo: 1 << 20)) == String(repeating: "0123456789", count: 10)
         )
-        try await client.shutdown()
+        await client.shutdown()
+        try await server.shutdown()
+    }
+
+    static func chunks(_ count: Int) -> (AsyncThrowingStream<ByteBuffer, any Error>, String) {
+        let (stream, continuation) = AsyncThrowingStream.makeStream(of: ByteBuffer.self)
+        var text = ""
+        for number in 0..<count {
+            continuation.yield(ByteBuffer(string: "chunk \(number);"))
+            text += "chunk \(number);"
+        }
+        continuation.finish()
+        return (stream, text)
+    }
+
+    /// An `AsyncSequence` of buffers is sent as the body, chunked without a length and with `content-length` with one.
+    @Test(arguments: [["http/1.1"], ["h2"]])
+    func anAsyncSequenceBodyIsStreamed(alpn: [String]) async throws {
+        let server = try await Harness.server(chain, alpn: alpn)
+        let client = try Harness.client(for: server, evaluator: evaluator)
+        for withLength in [false, true] {
+            let (chunks, text) = Self.chunks(50)
+            let request = BulwarkRequest(
+                url: Harness.url(server, "/echo"),
+                method: .POST,
+                body: .stream(chunks, length: withLength ? text.utf8.count : nil)
+            )
+            #expect(request.body?.isReplayable == false)
+            let response = try await client.execute(request)
+            #expect(response.status == .ok)
+            #expect(String(buffer: try await response.body.collect(upTo: 1 << 20)) == text)
+            let recorded = try #require(server.requests.last)
+            #expect(recorded.bodyByteCount == text.utf8.count)
+            let headers = Dictionary(recorded.headers.map { ($0.name.lowercased(), $0.value) }) { first, _ in first }
+            if withLength {
+                #expect(headers["content-length"] == String(text.utf8.count))
+            } else if alpn == ["http/1.1"] {
+                #expect(headers["transfer-encoding"] == "chunked")
+            }
+        }
+        #expect(server.acceptedConnections == 1)
+        await client.shutdown()
+        try await server.shutdown()
+    }
+
+    /// A streamed body must be as long as it says: a longer one is cut before the excess is written (an HTTP/1.1
+    /// server would read it as a next request), a shorter one is not ended; both fail with `request_body_failed`,
+    /// for the sequence and the writer closure alike, and the client goes on with a new connection.
+    @Test(arguments: [["http/1.1"], ["h2"]])
+    func aStreamedBodyMustMatchItsDeclaredLength(alpn: [String]) async throws {
+        let server = try await Harness.server(chain, alpn: alpn)
+        let client = try Harness.client(for: server, evaluator: evaluator)
+        let url = Harness.url(server, "/echo")
+        let (long, longText) = Self.chunks(10)
+        await Harness.expectError(.requestBodyFailed) {
+            _ = try await client.execute(
+                BulwarkRequest(url: url, method: .POST, body: .stream(long, length: longText.utf8.count - 3))
+            )
+        }
+        let (short, shortText) = Self.chunks(10)
+        await Harness.expectError(.requestBodyFailed) {
+            _ = try await client.execute(
+                BulwarkRequest(url: url, method: .POST, body: .stream(short, length: shortText.utf8.count + 3))
+            )
+        }
+        await Harness.expectError(.requestBodyFailed) {
+            _ = try await client.execute(
+                BulwarkRequest(
+                    url: url,
+                    method: .PUT,
+                    body: .stream(length: 4) { writer in try await writer.write(ByteBuffer(string: "12345")) }
+                )
+            )
+        }
+        // The sequence's own error fails the request too.
+        struct Broken: Error {}
+        let (broken, continuation) = AsyncThrowingStream.makeStream(of: ByteBuffer.self)
+        continuation.yield(ByteBuffer(string: "part"))
+        continuation.finish(throwing: Broken())
+        await Harness.expectError(.requestBodyFailed) {
+            _ = try await client.execute(BulwarkRequest(url: url, method: .POST, body: .stream(broken)))
+        }
+        let (response, body) = try await Harness.get(client, Harness.url(server, "/hello"))
+        #expect(response.status == .ok)
+        #expect(body == "hello")
+        // No request was made of the excess bytes.
+        #expect(server.requests.allSatisfy { $0.uri == "/echo" || $0.uri == "/hello" })
+        #expect(server.requests.filter { $0.uri == "/echo" }.allSatisfy { $0.bodyByteCount <= longText.utf8.count })
+        await client.shutdown()
+        try await server.shutdown()
+    }
+
+    /// A request's debug and trace messages go to the logger passed to `execute`, with the request's number; the
+    /// background logger gets none of them.
+    @Test func aRequestLogsToItsOwnLogger() async throws {
+        let server = try await Harness.server(chain)
+        let background = InMemoryLogHandler()
+        var backgroundLogger = Logger(label: "background") { _ in background }
+        backgroundLogger.logLevel = .trace
+        var configuration = BulwarkClient.Configuration(
+            trust: ServerTrustManager(patterns: [(try HostPattern(Harness.host), evaluator)])
+        )
+        configuration.resolveOverrides[.init(host: Harness.host, port: server.port)] = "127.0.0.1"
+        let client = BulwarkClient(configuration: configuration, backgroundActivityLogger: backgroundLogger)
+        let handler = InMemoryLogHandler()
+        var logger = Logger(label: "request") { _ in handler }
+        logger.logLevel = .trace
+        let response = try await client.execute(
+            BulwarkRequest(url: Harness.url(server, "/redirect/302?to=%2Fhello%3Ftoken%3DS3CRET")),
+            logger: logger
+        )
+        #expect(response.status == .ok)
+        _ = try await response.body.collect(upTo: 1 << 20)
+        let messages = handler.entries.map(\.message.description)
+        #expect(messages.first == "request started")
+        #expect(messages.contains("redirect followed"))
+        #expect(messages.contains("response head received"))
+        let ids = Set(handler.entries.compactMap { $0.metadata["bulwark.request_id"]?.description })
+        #expect(ids.count == 1)
+        #expect(!handler.entries.contains { "\($0.message) \($0.metadata)".contains("S3CRET") })
+        #expect(background.entries.isEmpty)
+        // Without a logger, the background logger has them.
+        _ = try await Harness.get(client, Harness.url(server, "/hello"))
+        #expect(background.entries.first?.message.description == "request started")
+        await client.shutdown()
         try await server.shutdown()
     }
 
     @Test func bodyLimitIsEnforced() async throws {
         let server = try await Harness.server(chain)
         let client = try Harness.client(for: server, evaluator: evaluator)
-        let response = try await client.execute(try BulwarkRequest(url: Harness.url(server, "/bytes/100000")))
+        let response = try await client.execute(BulwarkRequest(url: Harness.url(server, "/bytes/100000")))
         await Harness.expectError(.bodyTooLarge) { _ = try await response.body.collect(upTo: 1000) }
-        try await client.shutdown()
+        await client.shutdown()
         try await server.shutdown()
     }
 
     @Test func plainHTTPAndBadURLsAreRefusedBeforeConnecting() async throws {
-        let client = try BulwarkClient(configuration: .init(trust: try ServerTrustManager(evaluators: [:])))
+        let client = BulwarkClient(configuration: .init(trust: try ServerTrustManager(evaluators: [:])))
         await Harness.expectError(.plainHTTPNotAllowed) {
-            _ = try await client.execute(try BulwarkRequest(url: "http://127.0.0.1:9/"))
+            _ = try await client.execute(BulwarkRequest(url: "http://127.0.0.1:9/"))
         }
         await Harness.expectError(.invalidURL) {
-            _ = try await client.execute(try BulwarkRequest(url: "https://user:secret@example.com/"))
+            _ = try await client.execute(BulwarkRequest(url: "https://user:secret@example.com/"))
         }
         let ftp = await Harness.expectError(.invalidURL) {
-            _ = try await client.execute(try BulwarkRequest(url: "ftp://example.com/"))
+            _ = try await client.execute(BulwarkRequest(url: "ftp://example.com/"))
         }
         #expect(!String(describing: ftp as Any).contains("secret"))
-        try await client.shutdown()
+        await client.shutdown()
     }
 
     @Test func tlsStreamCarriesRawBytesUnderTheSamePolicy() async throws {
@@ -145,7 +271,7 @@ struct ClientHTTPTests {
         var configuration = BulwarkClient.Configuration(
             trust: ServerTrustManager(patterns: [(try HostPattern(Harness.host), evaluator)])
         )
-        configuration.resolveOverrides["\(Harness.host):\(server.port)"] = "127.0.0.1"
+        configuration.resolveOverrides[.init(host: Harness.host, port: server.port)] = "127.0.0.1"
         let stream = try await TLSStream.connect(host: Harness.host, port: server.port, configuration: configuration)
         #expect(stream.serverTrust.trustedChain?.certificates.count == 3)
         try await stream.write(
@@ -159,7 +285,7 @@ struct ClientHTTPTests {
 
         let stranger = try TestChain.make(host: Harness.host)
         let forged = try await Harness.server(stranger, alpn: ["http/1.1"])
-        configuration.resolveOverrides["\(Harness.host):\(forged.port)"] = "127.0.0.1"
+        configuration.resolveOverrides[.init(host: Harness.host, port: forged.port)] = "127.0.0.1"
         await Harness.expectError(.trustRefused) {
             _ = try await TLSStream.connect(host: Harness.host, port: forged.port, configuration: configuration)
         }
@@ -199,7 +325,7 @@ struct ClientRobustnessTests {
         await Harness.expectError(.remoteConnectionClosed) {
             _ = try await Harness.get(client, Harness.url(server, "/bytes/1000000"))
         }
-        try await client.shutdown()
+        await client.shutdown()
         try await server.shutdown()
     }
 
@@ -209,7 +335,7 @@ struct ClientRobustnessTests {
         await Harness.expectError(.remoteConnectionClosed) {
             _ = try await Harness.get(client, Harness.url(server, "/chunked/100000"))
         }
-        try await client.shutdown()
+        await client.shutdown()
         try await server.shutdown()
     }
 
@@ -221,7 +347,7 @@ struct ClientRobustnessTests {
             _ = try await Harness.get(client, Harness.url(server, "/hello"))
         }
         #expect(ContinuousClock.now - start < .seconds(6), "the 2 s handshake timeout must end the request")
-        try await client.shutdown()
+        await client.shutdown()
         try await server.shutdown()
     }
 
@@ -231,7 +357,7 @@ struct ClientRobustnessTests {
         await Harness.expectError(.tlsHandshakeFailed) {
             _ = try await Harness.get(client, Harness.url(server, "/hello"))
         }
-        try await client.shutdown()
+        await client.shutdown()
         try await server.shutdown()
     }
 
@@ -242,7 +368,7 @@ struct ClientRobustnessTests {
         try await Task.sleep(for: .milliseconds(3000))
         #expect(try await Harness.get(client, Harness.url(server, "/hello")).1 == "hello")
         #expect(server.acceptedConnections == 2)
-        try await client.shutdown()
+        await client.shutdown()
         try await server.shutdown()
     }
 
@@ -250,7 +376,7 @@ struct ClientRobustnessTests {
         let server = try await server(.normal)
         let client = try client(server)
         await Harness.expectError(.readTimeout) { _ = try await Harness.get(client, Harness.url(server, "/slow/3000")) }
-        try await client.shutdown()
+        await client.shutdown()
         try await server.shutdown()
     }
 
@@ -259,12 +385,12 @@ struct ClientRobustnessTests {
         let client = try Harness.client(for: server, evaluator: evaluator)
         await Harness.expectError(.deadlineExceeded) {
             let response = try await client.execute(
-                try BulwarkRequest(url: Harness.url(server, "/slow/2000")),
+                BulwarkRequest(url: Harness.url(server, "/slow/2000")),
                 timeout: .milliseconds(200)
             )
             _ = try await response.body.collect(upTo: 1 << 20)
         }
-        try await client.shutdown()
+        await client.shutdown()
         try await server.shutdown()
     }
 
@@ -282,7 +408,7 @@ struct ClientRobustnessTests {
             #expect(error.code == .cancelled)
         }
         #expect(ContinuousClock.now - start < .seconds(3), "cancellation must not wait for the 5 s response")
-        try await client.shutdown()
+        await client.shutdown()
         try await server.shutdown()
     }
 
@@ -294,7 +420,7 @@ struct ClientRobustnessTests {
         // Warm up NIO's singleton event loops, which own descriptors of their own.
         let warm = try client(server)
         _ = try await Harness.get(warm, Harness.url(server, "/hello"))
-        try await warm.shutdown()
+        await warm.shutdown()
         try await Task.sleep(for: .milliseconds(100))
         let before = try openFileDescriptors()
         for round in 0..<3 {
@@ -304,7 +430,7 @@ struct ClientRobustnessTests {
                 _ = try await Harness.get(client, Harness.url(server, "/slow/3000"))
             }
             _ = round
-            try await client.shutdown()
+            await client.shutdown()
         }
         // The server keeps running: its ends of the closed connections go away once the client's FIN arrives.
         try await Task.sleep(for: .milliseconds(500))

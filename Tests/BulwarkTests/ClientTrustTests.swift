@@ -20,9 +20,9 @@ enum Harness {
         var configuration = BulwarkClient.Configuration(
             trust: ServerTrustManager(patterns: [(try HostPattern(host), evaluator)])
         )
-        configuration.resolveOverrides["\(host):\(server.port)"] = "127.0.0.1"
+        configuration.resolveOverrides[.init(host: host, port: server.port)] = "127.0.0.1"
         configure(&configuration)
-        return try BulwarkClient(configuration: configuration)
+        return BulwarkClient(configuration: configuration)
     }
 
     static func url(_ server: TestHTTPSServer, _ path: String, host: String = Harness.host) -> String {
@@ -36,7 +36,7 @@ enum Harness {
     }
 
     static func get(_ client: BulwarkClient, _ url: String) async throws -> (BulwarkResponse, String) {
-        let response = try await client.execute(try BulwarkRequest(url: url))
+        let response = try await client.execute(BulwarkRequest(url: url))
         let body = try await response.body.collect(upTo: 64 << 20)
         return (response, String(buffer: body))
     }
@@ -94,7 +94,7 @@ struct ClientTrustTests {
             #expect(body == "hello")
             #expect(response.serverTrust?.trustedChain?.certificates.count == 3)
         }
-        try await client.shutdown()
+        await client.shutdown()
         try await server.shutdown()
     }
 
@@ -116,7 +116,7 @@ struct ClientTrustTests {
         )
         let (response, _) = try await Harness.get(client, Harness.url(server, "/hello"))
         #expect(response.status == .ok)
-        try await client.shutdown()
+        await client.shutdown()
         try await server.shutdown()
     }
 
@@ -148,7 +148,7 @@ struct ClientTrustTests {
         #expect(message.contains("Pinned certificates for \(Harness.host):"))
         #expect(interceptor.receivedApplicationBytes == 0)
         #expect(interceptor.requests.isEmpty)
-        try await client.shutdown()
+        await client.shutdown()
         try await interceptor.shutdown()
     }
 
@@ -166,7 +166,7 @@ struct ClientTrustTests {
         )
         let client = try Harness.client(for: server, evaluator: evaluator) { configuration in
             configuration.eventMonitor = monitor
-            configuration.resolveOverrides["\(Harness.host):\(interceptor.port)"] = "127.0.0.1"
+            configuration.resolveOverrides[.init(host: Harness.host, port: interceptor.port)] = "127.0.0.1"
         }
         _ = try await Harness.get(client, Harness.url(server, "/hello"))
         await Harness.expectError(.trustRefused) {
@@ -178,7 +178,7 @@ struct ClientTrustTests {
         #expect(events[1].message.contains(Pin.publicKey(of: chain.intermediate!.certificate).description))
         #expect(events.last?.shortDescription == "pin_failed:pin_mismatch")
         #expect(events.last?.message.contains("Pinned certificates for \(Harness.host)") == true)
-        try await client.shutdown()
+        await client.shutdown()
         try await server.shutdown()
         try await interceptor.shutdown()
     }
@@ -196,12 +196,12 @@ struct ClientTrustTests {
         let evaluator = PublicKeysTrustEvaluator(pinSet: pins, roots: roots)
         let client = try Harness.client(for: server, evaluator: evaluator) { configuration in
             configuration.eventMonitor = monitor
-            configuration.resolveOverrides["\(Harness.host):\(interceptor.port)"] = "127.0.0.1"
+            configuration.resolveOverrides[.init(host: Harness.host, port: interceptor.port)] = "127.0.0.1"
             if !cacheEnabled { configuration.trustDecisionCache = nil }
         }
         for _ in 0..<3 {
             // A new connection (and handshake) each time.
-            let request = try BulwarkRequest(url: Harness.url(server, "/hello"), headers: ["connection": "close"])
+            let request = BulwarkRequest(url: Harness.url(server, "/hello"), headers: ["connection": "close"])
             let response = try await client.execute(request)
             _ = try await response.body.collect(upTo: 1 << 20)
             #expect(response.serverTrust?.trustedChain?.certificates.count == 3)
@@ -218,7 +218,7 @@ struct ClientTrustTests {
         #expect(events.map(\.kind) == handshake + handshake + handshake + [.pinFailed, .pinFailed])
         let cached = events.filter { $0.kind == .trustEvaluated }.map { $0.details["cached"] }
         #expect(cached == (cacheEnabled ? ["false", "true", "true"] : ["false", "false", "false"]))
-        try await client.shutdown()
+        await client.shutdown()
         try await server.shutdown()
         try await interceptor.shutdown()
     }
@@ -231,14 +231,14 @@ struct ClientTrustTests {
             evaluator: .default(roots: .custom([chain.root.certificate])),
             host: "other.bulwark.test"
         ) { configuration in
-            configuration.resolveOverrides["\(Harness.host):\(server.port)"] = "127.0.0.1"
+            configuration.resolveOverrides[.init(host: Harness.host, port: server.port)] = "127.0.0.1"
         }
         let error = await Harness.expectError(.trustRefused) {
             _ = try await Harness.get(client, Harness.url(server, "/hello"))
         }
         #expect(error?.trustRefusal?.reasons == [.hostNotEvaluated(host: Harness.host)])
         #expect(server.receivedApplicationBytes == 0)
-        try await client.shutdown()
+        await client.shutdown()
         try await server.shutdown()
     }
 
@@ -256,8 +256,8 @@ struct ClientTrustTests {
         }
         let lenient = try Harness.client(for: server, evaluator: .default(roots: roots))
         #expect(try await Harness.get(lenient, Harness.url(server, "/hello")).1 == "hello")
-        try await strict.shutdown()
-        try await lenient.shutdown()
+        await strict.shutdown()
+        await lenient.shutdown()
         try await server.shutdown()
     }
 
@@ -271,7 +271,7 @@ struct ClientTrustTests {
         await Harness.expectError(.tlsHandshakeFailed) {
             _ = try await Harness.get(client, Harness.url(server, "/hello"))
         }
-        try await client.shutdown()
+        await client.shutdown()
         try await server.shutdown()
     }
 }
@@ -293,7 +293,7 @@ struct ClientAllowlistTests {
         #expect(error?.host == Harness.host)
         #expect(server.acceptedConnections == 0, "the allowlist must refuse before any connection")
         #expect(monitor.events.map(\.kind) == [.requestRefusedByAllowlist])
-        try await client.shutdown()
+        await client.shutdown()
         try await server.shutdown()
     }
 
@@ -308,7 +308,7 @@ struct ClientAllowlistTests {
             configuration.redirects.allowedHosts = [try! HostPattern(Harness.host)]
             configuration.redirects.allowedPorts = [outside.port]
             configuration.eventMonitor = monitor
-            configuration.resolveOverrides["\(Harness.host):\(outside.port)"] = "127.0.0.1"
+            configuration.resolveOverrides[.init(host: Harness.host, port: outside.port)] = "127.0.0.1"
         }
         let target = "https://\(Harness.host):\(outside.port)/hello"
         let escaped = target.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
@@ -318,7 +318,7 @@ struct ClientAllowlistTests {
         #expect(server.requests.count == 1)
         #expect(outside.acceptedConnections == 0)
         #expect(monitor.events.contains { $0.kind == .requestRefusedByAllowlist })
-        try await client.shutdown()
+        await client.shutdown()
         try await server.shutdown()
         try await outside.shutdown()
     }

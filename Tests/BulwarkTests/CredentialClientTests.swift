@@ -77,7 +77,7 @@ struct TwoOrigins {
             } catch {
                 failure = error
             }
-            try await client.shutdown()
+            await client.shutdown()
         } catch {
             failure = failure ?? error
         }
@@ -293,7 +293,7 @@ struct CredentialClientTests {
                 #expect(try await origins.headers(Self.a)["cookie"] == "host=only-a; shared=for-domain")
                 #expect(try await origins.headers(Self.b)["cookie"] == "shared=for-domain")
                 // A request's own Cookie header is kept, the jar's cookies follow it.
-                let request = try BulwarkRequest(url: origins.url(Self.b, "/headers"), headers: ["Cookie": "mine=1"])
+                let request = BulwarkRequest(url: origins.url(Self.b, "/headers"), headers: ["Cookie": "mine=1"])
                 let response = try await origins.client.execute(request)
                 let echoed = try RedirectHarness.headers(String(buffer: try await response.body.collect(upTo: 1 << 16)))
                 #expect(echoed["cookie"] == "mine=1; shared=for-domain")
@@ -361,7 +361,7 @@ struct CredentialClientTests {
             },
             { origins in
                 let response = try await origins.client.execute(
-                    try BulwarkRequest(url: origins.url(Self.a, "/bytes/33554432"))
+                    BulwarkRequest(url: origins.url(Self.a, "/bytes/33554432"))
                 )
                 let summary = await origins.client.signOut()
                 #expect(summary.connectionsClosed == 0, "the connection is busy")
@@ -390,7 +390,7 @@ struct CredentialClientTests {
                     origins.client,
                     origins.url(Self.a, "/set-cookie?" + RedirectHarness.encoded("sid=h2-cookie; Path=/"))
                 )
-                let request = try BulwarkRequest(
+                let request = BulwarkRequest(
                     url: origins.url(Self.a, "/headers"),
                     headers: ["Accept": "application/json", "Proxy-Authorization": "Basic eDp5"]
                 )

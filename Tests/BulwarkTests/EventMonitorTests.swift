@@ -27,13 +27,13 @@ struct EventMonitorTests {
         let roots = TrustRoots.custom([chain.root.certificate, interceptor.forgedRoot!])
         let client = try Harness.client(for: server, evaluator: evaluator(roots)) { configuration in
             configuration.eventMonitor = monitor
-            configuration.resolveOverrides["\(Harness.host):\(interceptor.port)"] = "127.0.0.1"
+            configuration.resolveOverrides[.init(host: Harness.host, port: interceptor.port)] = "127.0.0.1"
         }
         _ = try await Harness.get(client, Harness.url(server, "/hello"))
         do {
             _ = try await Harness.get(client, Harness.url(interceptor, "/hello"))
         } catch let error as BulwarkError where error.code == .trustRefused {}
-        try await client.shutdown()
+        await client.shutdown()
         try await server.shutdown()
         try await interceptor.shutdown()
     }
@@ -87,7 +87,7 @@ struct EventMonitorTests {
         #expect(response.status == .ok)
         #expect(monitor.events.map(\.kind) == [.trustEvaluated, .reportOnlyViolation])
         #expect(monitor.events.last?.message.contains("Report-only pin violation") == true)
-        try await client.shutdown()
+        await client.shutdown()
         try await server.shutdown()
     }
 

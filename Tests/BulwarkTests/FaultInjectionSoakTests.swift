@@ -202,8 +202,8 @@ struct FaultInjectionSoakTests {
             #expect(response.status == .ok && body == "hello", "after \(fault)")
         }
         let residentKiB = ProcessFigures.residentKiB
-        try await http1.shutdown()
-        try await http2.shutdown()
+        await http1.shutdown()
+        await http2.shutdown()
         for server in servers.all { try await server.shutdown() }
 
         // No descriptor outlives the clients and servers (closes complete on the event loops: wait a little).
@@ -252,7 +252,7 @@ struct FaultInjectionSoakTests {
         let started = ContinuousClock.now
         let outcome: Outcome
         do {
-            let response = try await client.execute(try BulwarkRequest(url: url), timeout: Self.deadline)
+            let response = try await client.execute(BulwarkRequest(url: url), timeout: Self.deadline)
             var bytes = 0
             for try await chunk in response.body { bytes += chunk.readableBytes }
             outcome = .response(status: response.status.code, bodyBytes: bytes)

@@ -37,7 +37,7 @@ struct HardeningClientTests {
                 configuration.credentials = store
             },
             { origins in
-                let request = try BulwarkRequest(
+                let request = BulwarkRequest(
                     url: origins.url(Self.a, RedirectHarness.redirect(307, to: "/headers")),
                     method: .POST,
                     body: .bytes(ByteBuffer(string: "purge everything"))
@@ -109,14 +109,14 @@ struct HardeningClientTests {
             _ = try await Harness.get(client, hello)
             await Harness.expectError(.remoteConnectionClosed) {
                 _ = try await client.execute(
-                    try BulwarkRequest(url: drop, method: .POST, body: .bytes(ByteBuffer(string: "pay 100")))
+                    BulwarkRequest(url: drop, method: .POST, body: .bytes(ByteBuffer(string: "pay 100")))
                 )
             }
             #expect(server.requests.filter { $0.method == "POST" }.count == 1, "the POST was sent again")
 
             _ = try await Harness.get(client, hello)
             await Harness.expectError(.remoteConnectionClosed) {
-                _ = try await client.execute(try BulwarkRequest(url: drop, method: .GET))
+                _ = try await client.execute(BulwarkRequest(url: drop, method: .GET))
             }
             #expect(server.requests.filter { $0.method == "GET" && $0.uri == "/drop" }.count == 2)
         }
@@ -149,7 +149,7 @@ struct HardeningClientTests {
             configure: { $0.timeouts.idleRead = .seconds(2) },
             { server, client, _ in
                 let response = try await client.execute(
-                    try BulwarkRequest(url: RedirectHarness.url(RedirectHarness.originHost, server, "/upgrade"))
+                    BulwarkRequest(url: RedirectHarness.url(RedirectHarness.originHost, server, "/upgrade"))
                 )
                 #expect(response.status == .switchingProtocols)
                 _ = try? await response.body.collect(upTo: 1024)
@@ -171,7 +171,7 @@ struct HardeningClientTests {
             { server, client, _ in
                 let url = RedirectHarness.url(RedirectHarness.originHost, server, "/bomb/\(80 << 20)")
                 let error = await Harness.expectError(.decompressionLimitExceeded) {
-                    let response = try await client.execute(try BulwarkRequest(url: url))
+                    let response = try await client.execute(BulwarkRequest(url: url))
                     var total = 0
                     for try await chunk in response.body { total += chunk.readableBytes }
                     Issue.record("read \(total) decompressed bytes")
@@ -189,7 +189,7 @@ struct HardeningClientTests {
         try await harness.withOrigin(alpn: ["h2"]) { server, client, _ in
             let url = RedirectHarness.url(RedirectHarness.originHost, server, "/fault/\(fault)-mid-body")
             await Harness.expectError(.remoteConnectionClosed) {
-                let response = try await client.execute(try BulwarkRequest(url: url))
+                let response = try await client.execute(BulwarkRequest(url: url))
                 _ = try await response.body.collect(upTo: 16 << 20)
             }
         }
@@ -258,12 +258,12 @@ struct HardeningTimingTests {
         let started = ContinuousClock.now
         await Harness.expectError(.deadlineExceeded) {
             _ = try await client.execute(
-                try BulwarkRequest(url: RedirectHarness.url(RedirectHarness.originHost, server, "/hello")),
+                BulwarkRequest(url: RedirectHarness.url(RedirectHarness.originHost, server, "/hello")),
                 timeout: .seconds(1)
             )
         }
         #expect(ContinuousClock.now - started < .seconds(5), "the 10 s handshake timeout ran instead")
-        try await client.shutdown()
+        await client.shutdown()
         try await server.shutdown()
     }
 
@@ -281,9 +281,9 @@ struct HardeningTimingTests {
                 while server.requests.isEmpty { try await Task.sleep(for: .milliseconds(20)) }
 
                 await Harness.expectError(.deadlineExceeded) {
-                    _ = try await client.execute(try BulwarkRequest(url: hello), timeout: .milliseconds(300))
+                    _ = try await client.execute(BulwarkRequest(url: hello), timeout: .milliseconds(300))
                 }
-                let waiter = Task { try await client.execute(try BulwarkRequest(url: hello)) }
+                let waiter = Task { try await client.execute(BulwarkRequest(url: hello)) }
                 try await Task.sleep(for: .milliseconds(200))
                 waiter.cancel()
                 await Harness.expectError(.cancelled) { _ = try await waiter.value }

@@ -85,11 +85,11 @@ struct InteropErrorMessageTests {
             trust: try ServerTrustManager(evaluators: ["localhost": setup.evaluator])
         )
         configuration.tls.minimumVersion = setup.minimumVersion
-        let client = try BulwarkClient(configuration: configuration)
+        let client = BulwarkClient(configuration: configuration)
         let error = await #expect(throws: BulwarkError.self) {
-            try await client.execute(try BulwarkRequest(url: "https://localhost:\(setup.server.port)/"))
+            try await client.execute(BulwarkRequest(url: "https://localhost:\(setup.server.port)/"))
         }
-        try? await client.shutdown()
+        await client.shutdown()
         let text = error.map { String(describing: $0) } ?? "(no error)"
         print("[error-message] \(row): \(text.replacingOccurrences(of: "\n", with: "\\n"))")
         #expect(error?.code == setup.code, "\(row): \(text)")
@@ -110,11 +110,11 @@ struct InteropErrorMessageTests {
     @Test("a refused connection names the address and the reason, not NIO's error value")
     func connectionRefused() async throws {
         let port = try ExternalPeers.freePort()  // nothing listens there
-        let client = try BulwarkClient(configuration: .init(trust: try ServerTrustManager(evaluators: [:])))
+        let client = BulwarkClient(configuration: .init(trust: try ServerTrustManager(evaluators: [:])))
         let error = await #expect(throws: BulwarkError.self) {
-            try await client.execute(try BulwarkRequest(url: "https://127.0.0.1:\(port)/"))
+            try await client.execute(BulwarkRequest(url: "https://127.0.0.1:\(port)/"))
         }
-        try? await client.shutdown()
+        await client.shutdown()
         let text = error.map { String(describing: $0) } ?? "(no error)"
         print("[error-message] connectionRefused: \(text)")
         #expect(error?.code == .connectFailed, "\(text)")

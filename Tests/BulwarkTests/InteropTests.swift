@@ -274,20 +274,20 @@ struct InteropClientTests {
             trust: try ServerTrustManager(evaluators: ["localhost": evaluator])
         )
         configure(&configuration)
-        let client = try BulwarkClient(configuration: configuration)
+        let client = BulwarkClient(configuration: configuration)
         do {
             let result = try await body(client)
-            try await client.shutdown()
+            await client.shutdown()
             return result
         } catch {
-            try? await client.shutdown()
+            await client.shutdown()
             throw error
         }
     }
 
     /// GET `path` on localhost:`port`, returning the response and its whole body.
     func get(_ client: BulwarkClient, port: Int, _ path: String) async throws -> (BulwarkResponse, ByteBuffer) {
-        let response = try await client.execute(try BulwarkRequest(url: "https://localhost:\(port)\(path)"))
+        let response = try await client.execute(BulwarkRequest(url: "https://localhost:\(port)\(path)"))
         let body = try await response.body.collect(upTo: 10 << 20)
         return (response, body)
     }
@@ -411,7 +411,7 @@ struct InteropClientTests {
         defer { nginx.stop() }
         try await withClient(.default(roots: .custom([root]))) { client in
             let error = await #expect(throws: BulwarkError.self) {
-                try await client.execute(try BulwarkRequest(url: "https://localhost:\(nginx.port)/hello"))
+                try await client.execute(BulwarkRequest(url: "https://localhost:\(nginx.port)/hello"))
             }
             #expect(error?.code == .tlsHandshakeFailed, "\(String(describing: error))")
         }
@@ -439,7 +439,7 @@ struct InteropClientTests {
         defer { mitm.stop() }
         try await withClient(.default(roots: .custom([root]))) { client in
             let error = await #expect(throws: BulwarkError.self) {
-                try await client.execute(try BulwarkRequest(url: "https://localhost:\(mitm.port)/hello"))
+                try await client.execute(BulwarkRequest(url: "https://localhost:\(mitm.port)/hello"))
             }
             #expect(error?.code == .trustRefused, "\(String(describing: error))")
             #expect(error?.trustRefusal != nil)
@@ -508,7 +508,7 @@ struct InteropClientTests {
             #expect(String(buffer: body) == "hello from nginx\n")
             // Through the proxy the chain is valid (its CA is a root here) but carries none of the pins.
             let error = await #expect(throws: BulwarkError.self) {
-                try await client.execute(try BulwarkRequest(url: "https://localhost:\(mitm.port)/hello"))
+                try await client.execute(BulwarkRequest(url: "https://localhost:\(mitm.port)/hello"))
             }
             #expect(error?.code == .trustRefused, "\(String(describing: error))")
             let reasons = error?.trustRefusal?.reasons ?? []

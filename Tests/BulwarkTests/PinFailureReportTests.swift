@@ -41,7 +41,7 @@ struct PinFailureReportTests {
             )
             reporting.timeout = .seconds(10)
             configuration.pinFailureReporting = reporting
-            configuration.resolveOverrides["\(Self.collectorHost):\(collectorPort)"] = "127.0.0.1"
+            configuration.resolveOverrides[.init(host: Self.collectorHost, port: collectorPort)] = "127.0.0.1"
         }
     }
 
@@ -82,7 +82,7 @@ struct PinFailureReportTests {
         let chain = try chainPEM.map { try Certificate(pemEncoded: $0) }
         #expect(chain.count == 3)
         #expect(chain.last == interceptor.forgedRoot)
-        try await client.shutdown()
+        await client.shutdown()
         try await collector.shutdown()
         try await interceptor.shutdown()
     }
@@ -110,7 +110,7 @@ struct PinFailureReportTests {
             try JSONSerialization.jsonObject(with: Data(collector.requests[0].body)) as? [String: Any]
         )
         #expect(report["enforce-pinning"] as? Bool == false)
-        try await client.shutdown()
+        await client.shutdown()
         try await collector.shutdown()
         try await interceptor.shutdown()
     }
@@ -134,7 +134,7 @@ struct PinFailureReportTests {
         // The report hangs in a stalled TLS handshake for its 10 s timeout; the request must not wait for it.
         #expect(elapsed < .seconds(5), "the refused request took \(elapsed)")
         #expect(collector.acceptedConnections <= 1)
-        try await client.shutdown()
+        await client.shutdown()
         try await collector.shutdown()
         try await interceptor.shutdown()
     }

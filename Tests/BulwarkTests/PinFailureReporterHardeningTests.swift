@@ -47,7 +47,7 @@ struct PinFailureReporterHardeningTests {
                 collectorPort: collector.port,
                 collectorRoot: collectorChain.root.certificate
             )
-            configuration.resolveOverrides["\(Self.collectorHost):\(collector.port)"] = "127.0.0.1"
+            configuration.resolveOverrides[.init(host: Self.collectorHost, port: collector.port)] = "127.0.0.1"
             configuration.allowlist = try! HostAllowlist(patterns: [Harness.host])
             configuration.eventMonitor = monitor
         }
@@ -60,7 +60,7 @@ struct PinFailureReporterHardeningTests {
         #expect(collector.acceptedConnections == 0)
         let refusal = monitor.events.first { $0.kind == .requestRefusedByAllowlist }
         #expect(refusal?.host == Self.collectorHost)
-        try await client.shutdown()
+        await client.shutdown()
         try await collector.shutdown()
         try await interceptor.shutdown()
     }
@@ -80,9 +80,9 @@ struct PinFailureReporterHardeningTests {
         )
         reporting.timeout = .seconds(5)
         var configuration = BulwarkClient.Configuration(trust: ServerTrustManager(patterns: []))
-        configuration.resolveOverrides["\(Self.collectorHost):\(collector.port)"] = "127.0.0.1"
+        configuration.resolveOverrides[.init(host: Self.collectorHost, port: collector.port)] = "127.0.0.1"
         configuration.eventMonitor = monitor
-        let reporter = try PinFailureReporter(configuration: reporting, client: configuration)
+        let reporter = PinFailureReporter(configuration: reporting, client: configuration)
         let submitted = 3 * PinFailureReporter.rememberedReportLimit
         for index in 0..<submitted {
             // A fresh chain each time, as from an attacker: only the leaf's bytes differ.
@@ -115,7 +115,7 @@ struct PinFailureReporterHardeningTests {
                 (try HostPattern(Harness.host), .default(roots: .custom([self.genuine.root.certificate])))
             ])
         )
-        configuration.resolveOverrides["\(Harness.host):\(server.port)"] = "127.0.0.1"
+        configuration.resolveOverrides[.init(host: Harness.host, port: server.port)] = "127.0.0.1"
         configuration.allowlist = try HostAllowlist(patterns: ["elsewhere.bulwark.test"])
         configuration.eventMonitor = monitor
         await Harness.expectError(.hostNotAllowed) {
@@ -146,8 +146,8 @@ struct PinFailureReporterHardeningTests {
                 )
             ])
         )
-        configuration.resolveOverrides["\(Harness.host):\(interceptor.port)"] = "127.0.0.1"
-        configuration.resolveOverrides["\(Self.collectorHost):\(collector.port)"] = "127.0.0.1"
+        configuration.resolveOverrides[.init(host: Harness.host, port: interceptor.port)] = "127.0.0.1"
+        configuration.resolveOverrides[.init(host: Self.collectorHost, port: collector.port)] = "127.0.0.1"
         configuration.pinFailureReporting = try self.reporting(
             collectorPort: collector.port,
             collectorRoot: collectorChain.root.certificate

@@ -69,7 +69,7 @@ struct RedirectClientTests {
     )
     func methodsAndBodies(_ testCase: MethodCase) async throws {
         try await self.harness.withOrigin { server, client, monitor in
-            let request = try BulwarkRequest(
+            let request = BulwarkRequest(
                 url: RedirectHarness.url(Self.a, server, RedirectHarness.redirect(testCase.status, to: "/echo")),
                 method: testCase.method,
                 headers: ["Content-Type": "text/plain"],
@@ -89,7 +89,7 @@ struct RedirectClientTests {
     func headAfter303() async throws {
         try await self.harness.withOrigin { server, client, monitor in
             let url = RedirectHarness.url(Self.a, server, RedirectHarness.redirect(303, to: "/hello"))
-            let response = try await client.execute(try BulwarkRequest(url: url, method: .HEAD))
+            let response = try await client.execute(BulwarkRequest(url: url, method: .HEAD))
             _ = try await response.body.collect(upTo: 1024)
             #expect(response.status == .ok)
             #expect(server.requests.map(\.method) == ["HEAD", "HEAD"])
@@ -99,7 +99,7 @@ struct RedirectClientTests {
     @Test("a 307 of a streamed body is returned, not followed, with the reason")
     func streamedBodyIsNotReplayed() async throws {
         try await self.harness.withOrigin { server, client, monitor in
-            let request = try BulwarkRequest(
+            let request = BulwarkRequest(
                 url: RedirectHarness.url(Self.a, server, RedirectHarness.redirect(307, to: "/echo")),
                 method: .POST,
                 body: .stream { writer in try await writer.write(ByteBuffer(string: "streamed")) }
@@ -128,7 +128,7 @@ struct RedirectClientTests {
         let backToA = RedirectHarness.url(Self.a, serverA, "/headers")
         let viaB = RedirectHarness.url(Self.b, serverB, RedirectHarness.redirect(302, to: backToA))
         let start = RedirectHarness.url(Self.a, serverA, RedirectHarness.redirect(307, to: viaB))
-        let response = try await client.execute(try credentialedRequest(start))
+        let response = try await client.execute(credentialedRequest(start))
         let headers = try RedirectHarness.headers(String(buffer: try await response.body.collect(upTo: 1 << 16)))
         #expect(headers["authorization"] == nil)
         #expect(headers["cookie"] == nil)
@@ -141,7 +141,7 @@ struct RedirectClientTests {
         // Stripped once, on the first hop; nothing is left to strip (or to put back) on the way back to A.
         #expect(stripped.map(\.shortDescription) == ["credential_stripped:origin_change"])
         #expect(stripped.first?.details["headers"] == "authorization, cookie")
-        try await client.shutdown()
+        await client.shutdown()
         try await serverA.shutdown()
         try await serverB.shutdown()
     }
@@ -161,7 +161,7 @@ struct RedirectClientTests {
         let target = RedirectHarness.url(Self.evil, evil, "/hello?token=secret")
         let start = RedirectHarness.url(Self.a, server, RedirectHarness.redirect(302, to: target))
         let error = await Harness.expectError(.redirectRefused) {
-            _ = try await client.execute(try credentialedRequest(start))
+            _ = try await client.execute(credentialedRequest(start))
         }
         #expect(error?.redirectRefusal?.reason == .hostNotAllowed(host: Self.evil))
         #expect(error?.redirectRefusal?.to == "https://\(Self.evil):\(evil.port)/hello")
@@ -180,7 +180,7 @@ struct RedirectClientTests {
                 String(describing: $0).contains("secret") || $0.details.values.contains { $0.contains("secret") }
             }
         )
-        try await client.shutdown()
+        await client.shutdown()
         try await server.shutdown()
         try await evil.shutdown()
     }
@@ -197,7 +197,7 @@ struct RedirectClientTests {
                     server,
                     RedirectHarness.redirect(302, to: "https://elsewhere.example/")
                 )
-                let response = try await client.execute(try BulwarkRequest(url: start))
+                let response = try await client.execute(BulwarkRequest(url: start))
                 #expect(response.status == .found)
                 #expect(response.headers.first(name: "location") == "https://elsewhere.example/")
                 #expect(response.redirects.map(\.decision.shortDescription) == ["refuse:host_not_allowed"])
@@ -216,11 +216,11 @@ struct RedirectClientTests {
             RedirectHarness.redirect(302, to: RedirectHarness.url(Self.a, other, "/hello"))
         )
         let error = await Harness.expectError(.redirectRefused) {
-            _ = try await client.execute(try BulwarkRequest(url: start))
+            _ = try await client.execute(BulwarkRequest(url: start))
         }
         #expect(error?.redirectRefusal?.reason == .portChange(from: server.port, to: other.port))
         #expect(other.acceptedConnections == 0)
-        try await client.shutdown()
+        await client.shutdown()
         try await server.shutdown()
         try await other.shutdown()
     }
@@ -233,7 +233,7 @@ struct RedirectClientTests {
         let start = RedirectHarness.url(Self.a, server, RedirectHarness.redirect(302, to: plain))
         let strict = try self.harness.client(hosts: [Self.a], ports: [server.port, closedPort])
         let error = await Harness.expectError(.redirectRefused) {
-            _ = try await strict.execute(try BulwarkRequest(url: start))
+            _ = try await strict.execute(BulwarkRequest(url: start))
         }
         #expect(error?.redirectRefusal?.reason == .schemeDowngrade)
 
@@ -245,15 +245,15 @@ struct RedirectClientTests {
         }
         for _ in 0..<2 {
             // Nothing listens on the plain port: the hop is followed, then the connection fails.
-            await Harness.expectError(.connectFailed) { _ = try await lenient.execute(try BulwarkRequest(url: start)) }
+            await Harness.expectError(.connectFailed) { _ = try await lenient.execute(BulwarkRequest(url: start)) }
         }
         let insecure = monitor.events.filter { $0.kind == .insecureOptionUsed }.map(\.shortDescription)
         #expect(
             insecure.filter { $0 == "insecure_option_used:https_to_http_redirect" }.count == 2,
             "every use is reported"
         )
-        try await strict.shutdown()
-        try await lenient.shutdown()
+        await strict.shutdown()
+        await lenient.shutdown()
         try await server.shutdown()
     }
 
@@ -267,7 +267,7 @@ struct RedirectClientTests {
             server.resetRecording()
             let six = RedirectHarness.url(Self.a, server, RedirectHarness.chain(of: 6, to: "/hello"))
             let error = await Harness.expectError(.redirectRefused) {
-                _ = try await client.execute(try BulwarkRequest(url: six))
+                _ = try await client.execute(BulwarkRequest(url: six))
             }
             #expect(error?.redirectRefusal?.reason == .tooManyHops(limit: 5))
             #expect(
@@ -285,7 +285,7 @@ struct RedirectClientTests {
         try await self.harness.withOrigin { server, client, monitor in
             let start = RedirectHarness.url(Self.a, server, RedirectHarness.redirect(302, to: "#again"))
             let error = await Harness.expectError(.redirectRefused) {
-                _ = try await client.execute(try BulwarkRequest(url: start))
+                _ = try await client.execute(BulwarkRequest(url: start))
             }
             #expect(error?.redirectRefusal?.shortDescription == "loop")
             #expect(server.requests.count == 1)
@@ -304,7 +304,7 @@ struct RedirectClientTests {
             #expect(!monitor.events.contains { $0.kind == .redirectRefused || $0.kind == .redirectFollowed })
             let missing = RedirectHarness.url(Self.a, server, "/redirect/302")
             let error = await Harness.expectError(.redirectRefused) {
-                _ = try await client.execute(try BulwarkRequest(url: missing))
+                _ = try await client.execute(BulwarkRequest(url: missing))
             }
             #expect(error?.redirectRefusal?.reason == .missingLocation)
             #expect(error?.redirectRefusal?.to == nil)
@@ -350,7 +350,7 @@ struct RedirectClientTests {
                 #expect(response.redirects.count == 2)
                 let refused = RedirectHarness.url(Self.a, server, RedirectHarness.redirect(302, to: "/hello"))
                 let error = await Harness.expectError(.redirectRefused) {
-                    _ = try await client.execute(try BulwarkRequest(url: refused))
+                    _ = try await client.execute(BulwarkRequest(url: refused))
                 }
                 #expect(error?.redirectRefusal?.reason == .refusedByHandler(detail: "no hello"))
             }

@@ -47,14 +47,14 @@ struct RedirectHarness {
         )
         for host in hosts {
             for port in ports {
-                configuration.resolveOverrides["\(host):\(port)"] = "127.0.0.1"
+                configuration.resolveOverrides[.init(host: host, port: port)] = "127.0.0.1"
             }
         }
         if let monitor {
             configuration.eventMonitor = monitor
         }
         configure(&configuration)
-        return try BulwarkClient(configuration: configuration)
+        return BulwarkClient(configuration: configuration)
     }
 
     /// The host of ``withOrigin(alpn:configure:_:)``'s server.
@@ -79,10 +79,10 @@ struct RedirectHarness {
             do {
                 try await body(server, client, monitor)
             } catch {
-                try? await client.shutdown()
+                await client.shutdown()
                 throw error
             }
-            try await client.shutdown()
+            await client.shutdown()
         } catch {
             try? await server.shutdown()
             throw error
@@ -127,10 +127,8 @@ func credentialedRequest(
     _ url: String,
     method: HTTPMethod = .GET,
     body: BulwarkRequest.Body? = nil
-) throws
-    -> BulwarkRequest
-{
-    try BulwarkRequest(
+) -> BulwarkRequest {
+    BulwarkRequest(
         url: url,
         method: method,
         headers: ["Authorization": "Bearer secret-token", "Cookie": "session=secret-cookie", "Accept": "*/*"],

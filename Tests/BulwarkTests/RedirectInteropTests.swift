@@ -25,13 +25,13 @@ struct InteropRedirectTests {
         )
         configuration.eventMonitor = monitor
         configure(&configuration)
-        let client = try BulwarkClient(configuration: configuration)
+        let client = BulwarkClient(configuration: configuration)
         do {
             let result = try await body(client, monitor)
-            try await client.shutdown()
+            await client.shutdown()
             return result
         } catch {
-            try? await client.shutdown()
+            await client.shutdown()
             throw error
         }
     }
@@ -43,7 +43,7 @@ struct InteropRedirectTests {
         let base = "https://localhost:\(nginx.port)"
         try await self.withClient { client, _ in
             for status in [301, 302, 307, 308] {
-                let response = try await client.execute(try BulwarkRequest(url: "\(base)/r\(status)"))
+                let response = try await client.execute(BulwarkRequest(url: "\(base)/r\(status)"))
                 #expect(String(buffer: try await response.body.collect(upTo: 1024)) == "hello from nginx\n")
                 #expect(response.status == .ok)
                 #expect(response.url.absoluteString == "\(base)/hello")
@@ -51,7 +51,7 @@ struct InteropRedirectTests {
                 #expect(response.redirects.first?.decision.follow?.url.absoluteString == "\(base)/hello")
             }
             for status in [301, 302, 307, 308] {
-                let request = try BulwarkRequest(
+                let request = BulwarkRequest(
                     url: "\(base)/r\(status)",
                     method: .POST,
                     headers: ["Content-Type": "text/plain"],
@@ -80,7 +80,7 @@ struct InteropRedirectTests {
         defer { nginx.stop() }
         try await self.withClient { client, _ in
             let response = try await client.execute(
-                try BulwarkRequest(url: "https://localhost:\(nginx.port)/r302-relative")
+                BulwarkRequest(url: "https://localhost:\(nginx.port)/r302-relative")
             )
             #expect(String(buffer: try await response.body.collect(upTo: 1024)) == "hello from nginx\n")
             #expect(response.url.absoluteString == "https://localhost:\(nginx.port)/hello")
@@ -93,7 +93,7 @@ struct InteropRedirectTests {
         defer { nginx.stop() }
         try await self.withClient { client, monitor in
             let error = await Harness.expectError(.redirectRefused) {
-                _ = try await client.execute(try BulwarkRequest(url: "https://localhost:\(nginx.port)/loop"))
+                _ = try await client.execute(BulwarkRequest(url: "https://localhost:\(nginx.port)/loop"))
             }
             #expect(error?.redirectRefusal?.reason == .loop(url: "https://localhost:\(nginx.port)/loop"))
             let refused = monitor.events.filter { $0.kind == .redirectRefused }
@@ -112,13 +112,13 @@ struct InteropRedirectTests {
         defer { nginx.stop() }
         let base = "https://localhost:\(nginx.port)"
         try await self.withClient { client, _ in
-            let five = try await client.execute(try BulwarkRequest(url: "\(base)/chain/3"))
+            let five = try await client.execute(BulwarkRequest(url: "\(base)/chain/3"))
             #expect(String(buffer: try await five.body.collect(upTo: 1024)) == "hello from nginx\n")
             #expect(five.redirects.count == 5)
             #expect(five.redirects.map(\.url.path) == ["/chain/3", "/chain/4", "/chain/5", "/chain/6", "/chain/7"])
 
             let error = await Harness.expectError(.redirectRefused) {
-                _ = try await client.execute(try BulwarkRequest(url: "\(base)/chain/2"))
+                _ = try await client.execute(BulwarkRequest(url: "\(base)/chain/2"))
             }
             #expect(error?.redirectRefusal?.reason == .tooManyHops(limit: 5))
             #expect(error?.redirectRefusal?.from == "\(base)/chain/7")
@@ -145,7 +145,7 @@ struct InteropRedirectTests {
             configure: { $0.redirects.maximumHops = 7 },
             { client, monitor in
                 let response = try await client.execute(
-                    try BulwarkRequest(url: "https://localhost:\(nginx.port)/chain/1")
+                    BulwarkRequest(url: "https://localhost:\(nginx.port)/chain/1")
                 )
                 #expect(String(buffer: try await response.body.collect(upTo: 1024)) == "hello from nginx\n")
                 #expect(response.redirects.count == 7)

@@ -87,7 +87,7 @@ struct RedirectPropertyTests {
             let start = Self.url(of: nodes, origins: origins)
             let secret = "secret-\(graph)"
             let (method, body) = Self.randomRequestShape(graph: graph, using: &random)
-            let request = try BulwarkRequest(
+            let request = BulwarkRequest(
                 url: start,
                 method: method,
                 headers: [
@@ -192,8 +192,8 @@ struct RedirectPropertyTests {
             #expect(reasons[reason, default: 0] > 0, "no graph was refused with \(reason)")
         }
         #expect(crossOriginFollows > 20)
-        try await throwing.shutdown()
-        try await returning.shutdown()
+        await throwing.shutdown()
+        await returning.shutdown()
         for server in servers { try await server.shutdown() }
     }
 

@@ -25,7 +25,7 @@ struct WeakenedValidationEventTests {
             let (response, _) = try await Harness.get(client, Harness.url(server, "/close"))
             #expect(response.status == .ok)
         }
-        try await client.shutdown()
+        await client.shutdown()
         try await server.shutdown()
         return monitor.events.filter { $0.kind == .insecureOptionUsed }
     }

@@ -64,16 +64,16 @@ final class BulwarkBenchClient: BenchClient {
         self.loops = EventLoops.make(shared: sharedEventLoops)
         self.base = target.base
         var config = BulwarkClient.Configuration(trust: try ServerTrustManager(evaluators: ["localhost": evaluator]))
-        config.resolveOverrides["localhost:\(target.port)"] = "127.0.0.1"
+        config.resolveOverrides[.init(host: "localhost", port: target.port)] = "127.0.0.1"
         config.pool.maximumConnectionsPerHost = maximumConnections
         if !decisionCache { config.trustDecisionCache = nil }
         // The server speaks only HTTP/1.1 here; offer only that, as AsyncHTTPClient's .http1Only does.
         config.tls.applicationProtocols = ["http/1.1"]
-        self.client = try BulwarkClient(configuration: config, eventLoopGroup: self.loops.group)
+        self.client = BulwarkClient(configuration: config, eventLoopGroup: self.loops.group)
     }
 
     func get(_ path: String, close: Bool) async throws -> Int {
-        let request = try BulwarkRequest(url: self.base + path, headers: close ? ["connection": "close"] : [:])
+        let request = BulwarkRequest(url: self.base + path, headers: close ? ["connection": "close"] : [:])
         let response = try await self.client.execute(request)
         guard response.status == .ok else { throw BenchError("\(self.label): status \(response.status) for \(path)") }
         var count = 0
@@ -82,7 +82,7 @@ final class BulwarkBenchClient: BenchClient {
     }
 
     func shutdown() async throws {
-        try await self.client.shutdown()
+        await self.client.shutdown()
         try await self.loops.shutdown()
     }
 }

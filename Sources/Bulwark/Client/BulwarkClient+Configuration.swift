@@ -6,8 +6,11 @@ extension BulwarkClient {
     public struct Configuration: Sendable {
         /// Which chains are trusted for which hosts. Hosts without an evaluator are refused by default.
         public var trust: ServerTrustManager
+        /// The TLS versions, cipher suites and ALPN protocols offered.
         public var tls: TLSOptions = TLSOptions()
+        /// The connect, handshake and idle-read time limits.
         public var timeouts: Timeouts = Timeouts()
+        /// Connection reuse: connections per origin, idle timeout.
         public var pool: PoolOptions = PoolOptions()
         /// Response decompression (gzip, deflate). On by default with a ratio limit against decompression bombs;
         /// `nil` turns it off (no `accept-encoding` is added).
@@ -45,8 +48,15 @@ extension BulwarkClient {
         /// default, as in AsyncHTTPClient and OkHttp; `false` never resends.
         public var retriesRequestsOnStaleConnections: Bool = true
         /// Connect to another address for a host and port, like curl's `--resolve HOST:PORT:ADDR`: the TLS name
-        /// (SNI) and the trust evaluation still use the URL's host. Keys are `"host:port"`.
-        public var resolveOverrides: [String: String] = [:]
+        /// (SNI) and the trust evaluation still use the URL's host.
+        ///
+        /// ```swift
+        /// configuration.resolveOverrides[.init(host: "api.example.com", port: 443)] = "127.0.0.1"
+        /// ```
+        ///
+        /// An override whose host or port is invalid, or whose address is not an IP address, makes every request
+        /// fail with ``BulwarkError/Code/invalidConfiguration`` naming it.
+        public var resolveOverrides: [Endpoint: ResolvedAddress] = [:]
         /// Reuse a *trusted* decision for a new connection to the same host presenting the very same chain, for at
         /// most five minutes and never past the chain's expiry; refusals are never reused, and every handshake still
         /// emits its trust event (detail `cached`). See ``TrustDecisionCache`` for why this is safe. `nil` evaluates
@@ -63,18 +73,24 @@ extension BulwarkClient {
     public struct TLSOptions: Sendable, Hashable {
         /// The lowest TLS version offered.
         public enum Version: Sendable, Hashable {
+            /// TLS 1.2.
             case tls12
+            /// TLS 1.3.
             case tls13
         }
 
         /// TLS 1.2 by default; `.tls13` refuses servers that cannot speak TLS 1.3.
         public var minimumVersion: Version = .tls12
         /// The TLS 1.2 cipher suites offered, most preferred first (TLS 1.3 suites are fixed); `nil` for BoringSSL's
-        /// defaults. An empty list is refused when the client is made (``BulwarkError/Code/tlsHandshakeFailed``).
+        /// defaults. An empty list makes every request fail with ``BulwarkError/Code/invalidConfiguration``.
+        ///
+        /// > Warning: Listing a CBC suite (``CipherSuite/ecdheECDSAWithAES128CBCSHA`` and its kind) lets a server
+        /// > choose a MAC-then-encrypt construction with a history of padding-oracle attacks.
         public var cipherSuites: [CipherSuite]? = nil
         /// ALPN protocols, most preferred first.
         public var applicationProtocols: [String] = ["h2", "http/1.1"]
 
+        /// The defaults.
         public init() {}
     }
 
@@ -87,6 +103,7 @@ extension BulwarkClient {
         /// The longest silence from the server while a response is awaited or streamed.
         public var idleRead: TimeAmount = .seconds(30)
 
+        /// The defaults.
         public init() {}
     }
 
@@ -97,6 +114,7 @@ extension BulwarkClient {
         /// How long an unused connection stays open.
         public var idleTimeout: TimeAmount = .seconds(60)
 
+        /// The defaults.
         public init() {}
     }
 
@@ -110,9 +128,41 @@ extension BulwarkClient {
         /// otherwise let a small body inflate without end. Raise it for large compressed downloads.
         public var maximumSize: Int = 64 << 20
 
+        /// Limits of `maximumRatio` (decompressed to compressed bytes) and `maximumSize` (decompressed bytes).
         public init(maximumRatio: Int = 100, maximumSize: Int = 64 << 20) {
             self.maximumRatio = maximumRatio
             self.maximumSize = maximumSize
         }
+    }
+}
+
+extension BulwarkClient.Configuration {
+    /// The first option the client cannot use, as the error every request of the client fails with; nil when all
+    /// are usable. Only what can be checked without the network: a TLS library refusal is found when the TLS context
+    /// is made.
+    var validationError: BulwarkError? {
+        if let suites = self.tls.cipherSuites, suites.isEmpty {
+            return .invalidConfiguration(
+                "tls.cipherSuites: the cipher suite list is empty; leave it nil for BoringSSL's defaults"
+            )
+        }
+        if self.pool.maximumConnectionsPerHost < 1 {
+            return .invalidConfiguration(
+                "pool.maximumConnectionsPerHost is \(self.pool.maximumConnectionsPerHost); it must be at least 1"
+            )
+        }
+        return self.resolveOverrides.validationError
+    }
+}
+
+extension BulwarkError {
+    /// The error of a client whose configuration holds an option it cannot use: `detail` names the option.
+    static func invalidConfiguration(_ detail: String, underlying: String? = nil) -> BulwarkError {
+        BulwarkError(
+            .invalidConfiguration,
+            host: nil,
+            detail: "invalid configuration: " + detail,
+            underlying: underlying
+        )
     }
 }

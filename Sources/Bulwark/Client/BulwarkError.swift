@@ -60,6 +60,10 @@ public struct BulwarkError: Error, Hashable, Sendable, CustomStringConvertible, 
         public static let outOfCredentialScope = Code("out_of_credential_scope")
         /// A credential refresh provider failed for a request in its scope; nothing was sent.
         public static let credentialRefreshFailed = Code("credential_refresh_failed")
+        /// The client's configuration holds an option it cannot use (an empty cipher suite list, a resolve override
+        /// that is not an IP address); the description names it. Every request of the client fails so, and nothing
+        /// is resolved or connected.
+        public static let invalidConfiguration = Code("invalid_configuration")
 
         public var description: String { self.name }
     }

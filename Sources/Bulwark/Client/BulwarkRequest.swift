@@ -27,13 +27,34 @@ public struct BulwarkRequest: Sendable, CustomStringConvertible, CustomDebugStri
         }
         /// A UTF-8 string body.
         public static func string(_ string: String) -> Body { Body(storage: .bytes(ByteBuffer(string: string))) }
-        /// A streamed body. `length` sets `content-length`; without it the body is sent chunked. A streamed body is
-        /// consumed by sending it, so it is never replayed on a redirect.
+        /// A streamed body, written by `producer` chunk by chunk. `length` sets `content-length`, and the body must
+        /// then be exactly that long (a producer that writes more or fewer bytes fails the request with
+        /// ``BulwarkError/Code/requestBodyFailed`` and closes the connection); without it the body is sent chunked
+        /// over HTTP/1.1. A streamed body is consumed by sending it, so it is never replayed on a redirect.
         public static func stream(
             length: Int? = nil,
             _ producer: @escaping @Sendable (BodyWriter) async throws -> Void
         ) -> Body {
             Body(storage: .stream(length: length, producer))
+        }
+
+        /// A streamed body, the buffers of `sequence` in order, each sent as it arrives: the connection's back
+        /// pressure paces the iteration. `length` sets `content-length`, and the sequence must then hold exactly
+        /// that many bytes (more or fewer fail the request with ``BulwarkError/Code/requestBodyFailed`` and close
+        /// the connection); without it the body is sent chunked over HTTP/1.1. An error the sequence throws fails
+        /// the request with ``BulwarkError/Code/requestBodyFailed``. The sequence is iterated once, so the body is
+        /// never replayed on a redirect.
+        public static func stream<Bytes: AsyncSequence & Sendable>(
+            _ sequence: Bytes,
+            length: Int? = nil
+        ) -> Body where Bytes.Element == ByteBuffer {
+            Body(
+                storage: .stream(length: length) { writer in
+                    for try await buffer in sequence {
+                        try await writer.write(buffer)
+                    }
+                }
+            )
         }
 
         var knownLength: Int? {
@@ -73,10 +94,21 @@ public struct BulwarkRequest: Sendable, CustomStringConvertible, CustomDebugStri
         public func write(_ buffer: ByteBuffer) async throws { try await self.writeChunk(buffer) }
     }
 
-    public var url: URL
+    /// The URL the request goes to: `https`, or `http` when the configuration allows plain HTTP. For a request made
+    /// from text that is not a URL, `about:blank` until it is set.
+    public var url: URL {
+        didSet { self.unparsedURL = nil }
+    }
+    /// The request method.
     public var method: HTTPMethod
+    /// The header fields, sent as they are, after the ones the client adds (`host`, `accept-encoding`, the body's
+    /// length) unless they are set here, and before the credentials and cookies the client attaches.
     public var headers: HTTPHeaders
+    /// The body, if the request has one.
     public var body: Body?
+    /// The text the request was made from, when it is not a URL: ``BulwarkClient/execute(_:deadline:logger:)``
+    /// then fails with ``BulwarkError/Code/invalidURL``.
+    private var unparsedURL: String?
 
     /// Creates a request. The URL is checked when the request is executed.
     public init(url: URL, method: HTTPMethod = .GET, headers: HTTPHeaders = [:], body: Body? = nil) {
@@ -84,12 +116,38 @@ public struct BulwarkRequest: Sendable, CustomStringConvertible, CustomDebugStri
         self.method = method
         self.headers = headers
         self.body = body
+        self.unparsedURL = nil
+    }
+
+    /// Creates a request from URL text. The text is checked when the request is executed: text that is not a URL
+    /// fails it with ``BulwarkError/Code/invalidURL``.
+    public init(url: String, method: HTTPMethod = .GET, headers: HTTPHeaders = [:], body: Body? = nil) {
+        if let parsed = URL(string: url) {
+            self.init(url: parsed, method: method, headers: headers, body: body)
+        } else {
+            self.init(url: Self.placeholderURL, method: method, headers: headers, body: body)
+            self.unparsedURL = url
+        }
+    }
+
+    private static let placeholderURL = URL(string: "about:blank")!
+
+    /// The error of a request made from text that is not a URL; nil for every other request.
+    var urlError: BulwarkError? {
+        self.unparsedURL.map {
+            BulwarkError(.invalidURL, host: nil, detail: "\"\(RequestTarget.redacted($0))\" is not a URL")
+        }
+    }
+
+    /// The URL as printed: without user information, query or fragment.
+    private var redactedURL: String {
+        RequestTarget.redacted(self.unparsedURL ?? self.url.absoluteString)
     }
 
     /// `POST https://api.example.com/v1/items [Accept: application/json, Authorization: <redacted>] body: 21 bytes`:
     /// the URL without query, fragment or user information, credential header values redacted, no body contents.
     public var description: String {
-        var text = "\(self.method.rawValue) \(RequestTarget.redacted(self.url.absoluteString)) ["
+        var text = "\(self.method.rawValue) \(self.redactedURL) ["
         text += self.headers.map { HeaderField(name: $0.name, value: $0.value).description }.joined(separator: ", ")
         text += "]"
         if let body = self.body { text += " body: \(body)" }
@@ -105,7 +163,7 @@ public struct BulwarkRequest: Sendable, CustomStringConvertible, CustomDebugStri
             self,
             children: [
                 "method": self.method.rawValue,
-                "url": RequestTarget.redacted(self.url.absoluteString),
+                "url": self.redactedURL,
                 "headers": self.headers.map { HeaderField(name: $0.name, value: $0.value) },
                 "body": self.body.map(\.description) as Any,
             ],
@@ -113,13 +171,4 @@ public struct BulwarkRequest: Sendable, CustomStringConvertible, CustomDebugStri
         )
     }
 
-    /// Creates a request from URL text.
-    ///
-    /// - Throws: ``BulwarkError`` with ``BulwarkError/Code/invalidURL`` when the text is not a URL.
-    public init(url: String, method: HTTPMethod = .GET, headers: HTTPHeaders = [:], body: Body? = nil) throws {
-        guard let parsed = URL(string: url) else {
-            throw BulwarkError(.invalidURL, host: nil, detail: "\"\(RequestTarget.redacted(url))\" is not a URL")
-        }
-        self.init(url: parsed, method: method, headers: headers, body: body)
-    }
 }

@@ -22,7 +22,7 @@ import Darwin
 /// A refused chain ends the handshake with a ``BulwarkError/Code/trustRefused`` error carrying the refusal; the
 /// connection is never retried, and no request byte is written before the handshake completed.
 struct Connector: Sendable {
-    let configuration: BulwarkClient.Configuration
+    let settings: ConnectionSettings
     let sslContext: NIOSSLContext
     let eventLoopGroup: any EventLoopGroup
     let reporter: PinFailureReporter?
@@ -32,17 +32,31 @@ struct Connector: Sendable {
     let parsedCertificates = CertificateParseCache()
     private static let nextID = NIOLockedValueBox(0)
 
+    /// A connector for `settings`.
+    ///
+    /// - Throws: ``BulwarkError`` for TLS options NIOSSL would stop the process on, or a resolve override that is not
+    ///   an address; NIOSSL's error when it refuses the TLS options.
+    init(
+        settings: ConnectionSettings,
+        eventLoopGroup: any EventLoopGroup,
+        reporter: PinFailureReporter? = nil
+    ) throws {
+        self.settings = settings
+        self.eventLoopGroup = eventLoopGroup
+        self.reporter = reporter
+        self.decisionCache = settings.trustDecisionCache.map { TrustDecisionCache(options: $0) }
+        try Self.validate(settings.tls, host: nil)
+        if let error = settings.resolveOverrides.validationError { throw error }
+        self.sslContext = try NIOSSLContext(configuration: Self.tlsConfiguration(settings.tls))
+    }
+
+    /// A connector for the connection settings of `configuration`.
     init(
         configuration: BulwarkClient.Configuration,
         eventLoopGroup: any EventLoopGroup,
         reporter: PinFailureReporter? = nil
     ) throws {
-        self.configuration = configuration
-        self.eventLoopGroup = eventLoopGroup
-        self.reporter = reporter
-        self.decisionCache = configuration.trustDecisionCache.map { TrustDecisionCache(options: $0) }
-        try Self.validate(configuration.tls, host: nil)
-        self.sslContext = try NIOSSLContext(configuration: Self.tlsConfiguration(configuration.tls))
+        try self.init(settings: ConnectionSettings(configuration), eventLoopGroup: eventLoopGroup, reporter: reporter)
     }
 
     /// Checks what NIOSSL would not: it stops the process on a cipher list BoringSSL refuses, and an empty one is
@@ -109,10 +123,10 @@ struct Connector: Sendable {
         configure: @escaping @Sendable (any Channel, String?) throws -> Configured
     ) -> EventLoopFuture<(any Channel, Configured, ServerTrustInfo)> {
         let verification = TrustVerification(
-            manager: self.configuration.trust,
+            manager: self.settings.trust,
             host: host,
             port: port,
-            monitor: self.configuration.eventMonitor,
+            monitor: self.settings.eventMonitor,
             reporter: self.reporter,
             cache: self.decisionCache,
             parsedCertificates: self.parsedCertificates
@@ -121,7 +135,7 @@ struct Connector: Sendable {
         let sslContext = self.sslContext
         let serverName = HostName.isIPAddress(host) ? nil : host
         let (connectHost, connectPort) = self.resolve(host: host, port: port)
-        let connectLimit = Self.limit(self.configuration.timeouts.connect, by: deadline)
+        let connectLimit = Self.limit(self.settings.timeouts.connect, by: deadline)
         let bootstrap = ClientBootstrap(group: eventLoop)
             .connectTimeout(connectLimit.timeout)
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
@@ -155,8 +169,8 @@ struct Connector: Sendable {
         // Connection, handshake timer and handshake are chained on the event loop, so that the caller waits once:
         // every await of an event-loop future is a hop to the task's executor and back, a wake-up of another thread
         // each way, on every new connection.
-        let handshakeTimeout = self.configuration.timeouts.tlsHandshake
-        let minimumVersion = self.configuration.tls.minimumVersion
+        let handshakeTimeout = self.settings.timeouts.tlsHandshake
+        let minimumVersion = self.settings.tls.minimumVersion
         return Self.connect(bootstrap, host: connectHost, port: connectPort)
             .flatMapError { error -> EventLoopFuture<any Channel> in
                 handshakePromise.fail(error)
@@ -226,8 +240,8 @@ struct Connector: Sendable {
             case http1(NIOLoopBound<HTTPExchangeHandler>)
             case http2(NIOLoopBound<NIOHTTP2Handler.StreamMultiplexer>)
         }
-        let decompression = self.configuration.decompression
-        let idleRead = self.configuration.timeouts.idleRead
+        let decompression = self.settings.decompression
+        let idleRead = self.settings.timeouts.idleRead
         let host = target.host
         return self.connectTLS(host: target.host, port: target.port, on: eventLoop, deadline: deadline) {
             channel,
@@ -275,13 +289,13 @@ struct Connector: Sendable {
         deadline: NIODeadline?
     ) -> EventLoopFuture<PooledConnection> {
         let (connectHost, connectPort) = self.resolve(host: target.host, port: target.port)
-        let connectLimit = Self.limit(self.configuration.timeouts.connect, by: deadline)
+        let connectLimit = Self.limit(self.settings.timeouts.connect, by: deadline)
         let bootstrap = ClientBootstrap(group: eventLoop)
             .connectTimeout(connectLimit.timeout)
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
             .channelOption(.recvAllocator, value: Self.receiveAllocator)
-        let decompression = self.configuration.decompression
-        let idleRead = self.configuration.timeouts.idleRead
+        let decompression = self.settings.decompression
+        let idleRead = self.settings.timeouts.idleRead
         let host = target.host
         return Self.connect(bootstrap, host: connectHost, port: connectPort)
             .flatMapErrorThrowing {
@@ -374,8 +388,11 @@ struct Connector: Sendable {
         return bootstrap.connect(host: host, port: port)
     }
 
+    /// The address to connect to for a canonical host and port: the configuration's override (an IP address, checked
+    /// when the connector was made), or the host itself.
     private func resolve(host: String, port: Int) -> (String, Int) {
-        guard let override = self.configuration.resolveOverrides["\(host):\(port)"] else {
+        let endpoint = BulwarkClient.Endpoint(canonicalHost: host, port: port)
+        guard let override = self.settings.resolveOverrides[endpoint]?.literal else {
             return (host, port)
         }
         return (override, port)

@@ -60,7 +60,7 @@ final class PinFailureReporter: Sendable {
 
     /// A reporter whose collectors are reached under `client`'s policy: its allowlist, event monitor, TLS options,
     /// timeouts and address overrides, with ``BulwarkClient/PinFailureReporting/collectorTrust`` as the trust.
-    init(configuration: BulwarkClient.PinFailureReporting, client: BulwarkClient.Configuration) throws {
+    init(configuration: BulwarkClient.PinFailureReporting, client: BulwarkClient.Configuration) {
         self.configuration = configuration
         self.monitor = client.eventMonitor
         self.state = NIOLockedValueBox(State())
@@ -70,7 +70,7 @@ final class PinFailureReporter: Sendable {
         collectors.tls = client.tls
         collectors.timeouts = client.timeouts
         collectors.resolveOverrides = client.resolveOverrides
-        self.client = try BulwarkClient(configuration: collectors)
+        self.client = BulwarkClient(configuration: collectors)
     }
 
     /// The number of reports remembered for de-duplication.
@@ -147,6 +147,6 @@ final class PinFailureReporter: Sendable {
 
     /// Closes the collectors' connections; reports still on their way fail quietly.
     func shutdown() async {
-        try? await self.client.shutdown()
+        await self.client.shutdown()
     }
 }

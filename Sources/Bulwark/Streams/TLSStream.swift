@@ -71,8 +71,8 @@ public final class TLSStream: Sendable {
         let connector: Connector
         let reporter: PinFailureReporter?
         do {
-            reporter = try configuration.pinFailureReporting.map {
-                try PinFailureReporter(configuration: $0, client: configuration)
+            reporter = configuration.pinFailureReporting.map {
+                PinFailureReporter(configuration: $0, client: configuration)
             }
             connector = try Connector(configuration: configuration, eventLoopGroup: eventLoopGroup, reporter: reporter)
         } catch {

@@ -1,0 +1,284 @@
+import BulwarkPolicy
+import Foundation
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOHTTP1
+
+extension RequestExecutor {
+    /// One request and its response, without following redirects, on a pooled connection or a new one: a request
+    /// that a server's close of a reused keep-alive connection failed is sent once more when that is safe.
+    ///
+    /// - Parameter credentialEpoch: The pool's sign-out epoch when the request's credentials were attached, if it
+    ///   carries any: the connection is marked with it, so that a sign-out closes it.
+    func exchange(
+        _ request: BulwarkRequest,
+        target: RequestTarget,
+        deadline: NIODeadline?,
+        credentialEpoch: Int?
+    ) async throws -> BulwarkResponse {
+        let key = ConnectionPool.Key(scheme: target.scheme, host: target.host, port: target.port)
+        var retried = false
+        while true {
+            let acquired = try await self.pool.acquire(key, deadline: deadline)
+            let written = NIOLockedValueBox(false)
+            do {
+                return try await self.send(
+                    request,
+                    target: target,
+                    acquired: acquired,
+                    key: key,
+                    deadline: deadline,
+                    credentialEpoch: credentialEpoch,
+                    written: written
+                )
+            } catch let error as BulwarkError
+                where error.code == .remoteConnectionClosed && !retried && acquired.isReused
+                && self.mayRetry(request, written: written.withLockedValue { $0 })
+            {
+                // The server closed a keep-alive connection as the request went out: one fresh attempt.
+                retried = true
+            }
+        }
+    }
+
+    /// Whether a request that failed on a reused connection, closed under it, may be sent again on a new one: only
+    /// when retries are on and the body can be sent again, and then only an idempotent request (RFC 9110 section
+    /// 9.2.2: the server may have acted on the first copy) or one of which no byte was written.
+    private func mayRetry(_ request: BulwarkRequest, written: Bool) -> Bool {
+        guard self.configuration.retriesRequestsOnStaleConnections, request.body?.isReplayable ?? true else {
+            return false
+        }
+        return !written || Self.idempotentMethods.contains(request.method)
+    }
+
+    /// RFC 9110 section 9.2.2.
+    static let idempotentMethods: [HTTPMethod] = [.GET, .HEAD, .OPTIONS, .TRACE, .PUT, .DELETE]
+
+    /// Starts the exchange on a connection's or a stream's handler, with what to do when it completes (whether the
+    /// connection can be reused); returns the response head's future.
+    private typealias BeginExchange =
+        @Sendable (NIOLoopBound<HTTPExchangeHandler>, @escaping (Bool) -> Void) -> EventLoopFuture<
+            (HTTPResponseHead, ResponseBodyProducer)
+        >
+
+    /// An exchange started on a connection: what the task awaits, and what cancellation fails.
+    private struct Started: Sendable {
+        var lease: ConnectionPool.Lease
+        var handler: NIOLoopBound<HTTPExchangeHandler>
+        var head: EventLoopFuture<(HTTPResponseHead, ResponseBodyProducer)>
+        var version: String
+    }
+
+    /// Sends `request` on the connection `acquired` names, or on a new one, and returns once the response head
+    /// arrived.
+    ///
+    /// The task waits once: the exchange starts in an event-loop callback, right after the handshake of a new
+    /// connection (or in one submitted task on a pooled one), and the task resumes with the response head. A
+    /// connection's readiness is never reported back to the task first, which would cost two thread wake-ups per
+    /// new connection (one to the task's executor, one back to the event loop).
+    ///
+    /// Cancellation and the deadline end the wait at any stage: before the exchange started (while connecting or
+    /// shaking hands) the request fails at once and a connection that completes later goes to the pool unused; once
+    /// it started, the exchange fails and its connection closes.
+    private func send(
+        _ request: BulwarkRequest,
+        target: RequestTarget,
+        acquired: ConnectionPool.Acquired,
+        key: ConnectionPool.Key,
+        deadline: NIODeadline?,
+        credentialEpoch: Int?,
+        written: NIOLockedValueBox<Bool>
+    ) async throws -> BulwarkResponse {
+        let head = self.makeHead(request, target: target)
+        let bodyBuffer: ByteBuffer?
+        let streamProducer: (@Sendable (BulwarkRequest.BodyWriter) async throws -> Void)?
+        switch request.body?.storage {
+        case .none: (bodyBuffer, streamProducer) = (nil, nil)
+        case .bytes(let buffer): (bodyBuffer, streamProducer) = (buffer, nil)
+        case .stream(_, let producer): (bodyBuffer, streamProducer) = (nil, producer)
+        }
+        // The length the head declares, which a streamed body must match (the body's own, or the caller's header).
+        let declaredLength =
+            head.headers.contains(name: "transfer-encoding")
+            ? nil : head.headers.first(name: "content-length").flatMap { Int($0) }
+        let host = target.host
+        let pool = self.pool
+        let sensitiveHeaderNames = self.attacher.sensitiveHeaderNames
+        // Set (with the error) when the request was cancelled or timed out before its exchange started.
+        let abandoned = NIOLockedValueBox<BulwarkError?>(nil)
+        // On the connection's event loop.
+        let start: @Sendable (ConnectionPool.Lease) -> EventLoopFuture<Started> = { lease in
+            if let error = abandoned.withLockedValue({ $0 }) {
+                // Nobody waits for this exchange any more: the connection serves the pool's next request instead.
+                if case .http1(let connection) = lease.connection {
+                    pool.release(connection, key: key, reusable: true)
+                }
+                return lease.connection.channel.eventLoop.makeFailedFuture(error)
+            }
+            if let credentialEpoch { lease.connection.markCarriedCredentials(epoch: credentialEpoch) }
+            let begin: BeginExchange = { handler, onComplete in
+                let promise = handler.eventLoop.makePromise(of: (HTTPResponseHead, ResponseBodyProducer).self)
+                let exchange = Exchange(
+                    host: host,
+                    headPromise: promise,
+                    requestKeepAlive: head.isKeepAlive,
+                    onComplete: onComplete
+                )
+                if handler.value.start(
+                    exchange,
+                    head: head,
+                    body: bodyBuffer,
+                    endsRequest: streamProducer == nil,
+                    deadline: deadline
+                ) {
+                    written.withLockedValue { $0 = true }
+                }
+                return promise.futureResult
+            }
+            switch lease.connection {
+            case .http1(let connection):
+                let response = begin(connection.handler) { reusable in
+                    pool.release(connection, key: key, reusable: reusable)
+                }
+                let started = Started(lease: lease, handler: connection.handler, head: response, version: "http/1.1")
+                return connection.channel.eventLoop.makeSucceededFuture(started)
+            case .http2(let connection):
+                return connection.openStream(sensitiveHeaderNames: sensitiveHeaderNames).map { stream, handler in
+                    let response = begin(handler) { _ in stream.close(promise: nil) }
+                    return Started(lease: lease, handler: handler, head: response, version: "h2")
+                }
+            }
+        }
+        let started: EventLoopFuture<Started>
+        switch acquired {
+        case .leased(let lease):
+            started = lease.connection.channel.eventLoop.flatSubmit { start(lease) }
+        case .connect:
+            let eventLoop = self.connector.eventLoopGroup.next()
+            started = self.connector.connect(to: target, on: eventLoop, deadline: deadline)
+                .flatMapErrorThrowing { error in
+                    pool.connectFailed(key)
+                    throw error
+                }
+                .flatMap { connection in start(pool.connected(connection, key: key)) }
+        }
+        // What the task waits for until the exchange has started: `started`, or its abandonment (cancellation, or the
+        // deadline while connecting), whichever comes first. A promise completed twice keeps its first result.
+        let ready = started.eventLoop.makePromise(of: Started.self)
+        started.cascade(to: ready)
+        let abandon: @Sendable (BulwarkError) -> Void = { error in
+            abandoned.withLockedValue { $0 = $0 ?? error }
+            ready.fail(error)
+        }
+        let deadlineTimer = deadline.map { deadline in
+            started.eventLoop.scheduleTask(deadline: deadline) {
+                abandon(BulwarkError(.deadlineExceeded, host: host))
+            }
+        }
+        started.whenComplete { _ in deadlineTimer?.cancel() }
+        return try await withTaskCancellationHandler {
+            let exchange: Started
+            let responseHead: HTTPResponseHead
+            let producer: ResponseBodyProducer
+            if let streamProducer {
+                exchange = try await ready.futureResult.get()
+                try await self.stream(
+                    streamProducer,
+                    declaredLength: declaredLength,
+                    through: exchange.handler,
+                    host: host
+                )
+                (responseHead, producer) = try await exchange.head.get()
+            } else {
+                (exchange, (responseHead, producer)) = try await ready.futureResult.flatMap { exchange in
+                    exchange.head.map { (exchange, $0) }
+                }.get()
+            }
+            return BulwarkResponse(
+                url: request.url,
+                status: responseHead.status,
+                headers: responseHead.headers,
+                httpVersion: HTTPVersion(alpnIdentifier: exchange.version) ?? .http1_1,
+                serverTrust: target.isTLS ? exchange.lease.connection.trust : nil,
+                body: BulwarkResponse.Body(producer: producer, host: host)
+            )
+        } onCancel: {
+            abandon(BulwarkError(.cancelled, host: host))
+            // On the connection's event loop, once the exchange has started (at once if it has).
+            started.whenSuccess { $0.handler.value.fail(BulwarkError(.cancelled, host: host)) }
+        }
+    }
+
+    /// Writes a streamed body through `handler`, then ends it. When the head declares a `content-length`, the body
+    /// must be exactly that long: a chunk that would pass it is not written, and a body that ends short is not ended
+    /// (either fails the exchange, which closes the connection). A longer body sent on would be read by an HTTP/1.1
+    /// server as the start of a next request.
+    private func stream(
+        _ producer: @Sendable (BulwarkRequest.BodyWriter) async throws -> Void,
+        declaredLength: Int?,
+        through handler: NIOLoopBound<HTTPExchangeHandler>,
+        host: String
+    ) async throws {
+        let written = NIOLockedValueBox(0)
+        let writer = BulwarkRequest.BodyWriter { buffer in
+            if let declaredLength {
+                let total = written.withLockedValue { written in
+                    written += buffer.readableBytes
+                    return written
+                }
+                guard total <= declaredLength else {
+                    throw BulwarkError(
+                        .requestBodyFailed,
+                        host: host,
+                        detail: "the body is longer than its declared content-length of \(declaredLength) bytes"
+                    )
+                }
+            }
+            let promise = handler.eventLoop.makePromise(of: Void.self)
+            handler.eventLoop.execute { handler.value.writeBodyChunk(buffer, promise: promise) }
+            try await promise.futureResult.get()
+        }
+        do {
+            try await producer(writer)
+            if let declaredLength {
+                let total = written.withLockedValue { $0 }
+                guard total == declaredLength else {
+                    throw BulwarkError(
+                        .requestBodyFailed,
+                        host: host,
+                        detail: "the body ended after \(total) of its declared \(declaredLength) bytes"
+                    )
+                }
+            }
+        } catch {
+            let failure =
+                (error as? BulwarkError).flatMap { $0.code == .requestBodyFailed ? $0 : nil }
+                ?? BulwarkError(.requestBodyFailed, host: host, detail: String(describing: error))
+            handler.eventLoop.execute { handler.value.fail(failure) }
+            throw failure
+        }
+        let promise = handler.eventLoop.makePromise(of: Void.self)
+        handler.eventLoop.execute { handler.value.endBody(promise: promise) }
+        try await promise.futureResult.get()
+    }
+
+    private func makeHead(_ request: BulwarkRequest, target: RequestTarget) -> HTTPRequestHead {
+        var headers = request.headers
+        if !headers.contains(name: "host") {
+            headers.add(name: "host", value: target.hostHeader)
+        }
+        if self.configuration.decompression != nil, !headers.contains(name: "accept-encoding") {
+            headers.add(name: "accept-encoding", value: "gzip, deflate")
+        }
+        if let body = request.body, !headers.contains(name: "content-length"),
+            !headers.contains(name: "transfer-encoding")
+        {
+            if let length = body.knownLength {
+                headers.add(name: "content-length", value: String(length))
+            } else {
+                headers.add(name: "transfer-encoding", value: "chunked")
+            }
+        }
+        return HTTPRequestHead(version: .http1_1, method: request.method, uri: target.pathAndQuery, headers: headers)
+    }
+}
