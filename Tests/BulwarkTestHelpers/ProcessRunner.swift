@@ -36,6 +36,11 @@ public enum ProcessRunner {
     /// Why a program could not be run.
     public struct Failure: Error, CustomStringConvertible {
         public var description: String
+
+        /// A failure described by `description`.
+        public init(description: String) {
+            self.description = description
+        }
     }
 
     /// Runs `executable` with `arguments` to its end.

@@ -1,0 +1,88 @@
+import Foundation
+import X509
+
+extension CertificateRevocationList {
+    /// Checks this list against `certificate` and its `issuer` (the next certificate of the verified path) at
+    /// `time`, and says whether the list revokes the certificate.
+    ///
+    /// The list must be issued by the certificate's issuer (same name; same key identifier when both carry one),
+    /// signed by the issuer's key with an accepted algorithm, the issuer's key usage (when present) must allow
+    /// `cRLSign`, the list must be current (`thisUpdate` ≤ time ≤ `nextUpdate`, each allowing `clockSkew` seconds)
+    /// and must cover the certificate (its issuing-distribution-point extension). Any failure throws: the list
+    /// tells nothing about the certificate then.
+    public func status(
+        of certificate: Certificate,
+        issuer: Certificate,
+        at time: Date = Date(),
+        clockSkew: TimeInterval = 300
+    ) throws(RevocationError) -> RevocationStatus {
+        try self.checkIssuer(of: certificate, issuer: issuer)
+        guard time + clockSkew >= self.thisUpdate else {
+            throw .notYetValid(thisUpdate: self.thisUpdate, evaluatedAt: time)
+        }
+        guard let nextUpdate = self.nextUpdate else { throw .missingNextUpdate }
+        guard time - clockSkew <= nextUpdate else {
+            throw .stale(nextUpdate: nextUpdate, evaluatedAt: time)
+        }
+        try self.checkScope(certificate)
+        if let entry = self.entry(for: certificate.serialNumber) {
+            return .revoked(entry, issuer: String(describing: self.issuer))
+        }
+        return .good(issuer: String(describing: self.issuer))
+    }
+
+    private func checkIssuer(of certificate: Certificate, issuer: Certificate) throws(RevocationError) {
+        let issuerName = String(describing: issuer.subject)
+        guard self.issuer == certificate.issuer, self.issuer == issuer.subject else {
+            throw .wrongIssuer(
+                listIssuer: String(describing: self.issuer),
+                certificateIssuer: String(describing: certificate.issuer)
+            )
+        }
+        if let listKey = self.authorityKeyIdentifier,
+            let subjectKey = try? issuer.extensions.subjectKeyIdentifier?.keyIdentifier,
+            listKey != Array(subjectKey)
+        {
+            throw .wrongIssuer(
+                listIssuer: "\(self.issuer) (another key)",
+                certificateIssuer: String(describing: certificate.issuer)
+            )
+        }
+        if let usage = try? issuer.extensions.keyUsage, !usage.cRLSign {
+            throw .issuerCannotSignLists(issuer: issuerName)
+        }
+        guard
+            issuer.publicKey.isValidSignature(
+                self.signature,
+                for: self.signedBytes,
+                signatureAlgorithm: self.signatureAlgorithm
+            )
+        else {
+            throw .badSignature(issuer: issuerName)
+        }
+    }
+
+    private func checkScope(_ certificate: Certificate) throws(RevocationError) {
+        let isCA =
+            (try? certificate.extensions.basicConstraints).map { constraints -> Bool in
+                if case .isCertificateAuthority = constraints { return true }
+                return false
+            } ?? false
+        if self.scope.onlyUserCertificates && isCA {
+            throw .outOfScope("it covers only end-entity certificates and this one is a CA")
+        }
+        if self.scope.onlyCACertificates && !isCA {
+            throw .outOfScope("it covers only CA certificates")
+        }
+        if self.scope.onlyAttributeCertificates {
+            throw .outOfScope("it covers only attribute certificates")
+        }
+        guard !self.scope.uris.isEmpty || self.scope.namesOtherThanURIs else { return }
+        let points = (try? CRLDistributionPoints.uris(of: certificate)) ?? []
+        guard !points.isEmpty, !Set(points).isDisjoint(with: self.scope.uris) else {
+            throw .outOfScope(
+                "its distribution point (\(self.scope.uris.joined(separator: ", "))) is not one the certificate names"
+            )
+        }
+    }
+}
