@@ -6,6 +6,7 @@ let package = Package(
     platforms: [.macOS(.v14), .iOS(.v17)],
     products: [
         .library(name: "BulwarkPolicy", targets: ["BulwarkPolicy"]),
+        .library(name: "BulwarkAudit", targets: ["BulwarkAudit"]),
         .library(name: "Bulwark", targets: ["Bulwark"]),
         .library(name: "BulwarkTestSupport", targets: ["BulwarkTestSupport"]),
         .library(name: "BulwarkLimbo", targets: ["BulwarkLimbo"]),
@@ -34,6 +35,10 @@ let package = Package(
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
             ]
+        ),
+        .target(
+            name: "BulwarkAudit",
+            dependencies: ["BulwarkPolicy", .product(name: "Crypto", package: "swift-crypto")]
         ),
         .target(
             name: "Bulwark",
@@ -79,6 +84,7 @@ let package = Package(
             dependencies: [
                 "BulwarkLimbo",
                 "Bulwark",
+                "BulwarkAudit",
                 "BulwarkPolicy",
                 "BulwarkTestSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -89,9 +95,14 @@ let package = Package(
             dependencies: ["BulwarkPolicy", "BulwarkTestSupport", "BulwarkLimbo"]
         ),
         .testTarget(
+            name: "BulwarkAuditTests",
+            dependencies: ["BulwarkAudit", "BulwarkPolicy", .product(name: "Crypto", package: "swift-crypto")]
+        ),
+        .testTarget(
             name: "BulwarkTests",
             dependencies: [
                 "Bulwark",
+                "BulwarkAudit",
                 "BulwarkTestSupport",
                 .product(name: "InMemoryLogging", package: "swift-log"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),

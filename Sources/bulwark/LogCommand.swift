@@ -1,4 +1,5 @@
 import ArgumentParser
+import BulwarkAudit
 import BulwarkPolicy
 import Foundation
 

@@ -1,4 +1,5 @@
 import Bulwark
+import BulwarkAudit
 import BulwarkTestSupport
 import Foundation
 import InMemoryLogging

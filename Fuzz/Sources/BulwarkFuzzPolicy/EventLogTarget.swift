@@ -1,3 +1,4 @@
+import BulwarkAudit
 import BulwarkPolicy
 import Foundation
 

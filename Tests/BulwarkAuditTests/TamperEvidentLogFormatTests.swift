@@ -1,8 +1,9 @@
+import BulwarkPolicy
 import Crypto
 import Foundation
 import Testing
 
-@testable import BulwarkPolicy
+@testable import BulwarkAudit
 
 /// The strict line format of the tamper-evident log: a line is accepted only if it is exactly the signed content plus
 /// the `hash` / `hmac` trailer, and every verified field comes from the signed bytes (issue 16, defect 1).

@@ -1,3 +1,4 @@
+import BulwarkPolicy
 import Foundation
 
 /// Appends every event to a ``TamperEvidentLog``. A failed write is reported to `onError` (standard error by

@@ -1,7 +1,8 @@
+import BulwarkPolicy
 import Foundation
 import Testing
 
-@testable import BulwarkPolicy
+@testable import BulwarkAudit
 
 @Suite("Tamper-evident event log")
 struct TamperEvidentLogTests {

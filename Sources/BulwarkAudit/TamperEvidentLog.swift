@@ -1,3 +1,4 @@
+import BulwarkPolicy
 import Crypto
 import Foundation
 
