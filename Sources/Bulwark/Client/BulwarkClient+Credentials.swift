@@ -45,8 +45,8 @@ extension BulwarkClient {
                 kind: .signOut,
                 message: "signed out: \(summary)",
                 details: [
-                    "credentials": String(credentials), "cookies": String(cookies),
-                    "connections_closed": String(connections),
+                    .credentials: .number(credentials), .cookies: .number(cookies),
+                    .connectionsClosed: .number(connections),
                 ]
             )
         )
@@ -207,7 +207,7 @@ extension BulwarkClient {
             .outOfCredentialScope,
             host: host,
             detail:
-                "\(event.details["target"] ?? host) is outside the scope of every credential, and the store refuses "
+                "\(event.details[.target]?.text ?? host) is outside the scope of every credential, and the store refuses "
                 + "such requests"
         )
     }

@@ -68,9 +68,10 @@ public struct SecurityEvent: Sendable, CustomStringConvertible {
     /// A human sentence with the specifics (from and to URLs without queries, pins, chain lines). Never secrets; URL
     /// paths are kept unless redacted (``redactingURLPaths(placeholder:)``).
     public let message: String
-    /// Structured specifics for log monitors (`from`, `to`, `pins`, `chain`, …). Never secrets. The URL-valued keys
-    /// are ``urlDetailKeys``.
-    public let details: [String: String]
+    /// Structured specifics (``DetailKey/from``, ``DetailKey/to``, ``DetailKey/presented``, …) as typed values, in
+    /// the order the event was built with: `details[.headers]?.list`, `details[.status]?.number`. Never secrets. The
+    /// URL-valued keys are ``urlDetailKeys``; ``Details/textByCode`` is the stable text form logs write.
+    public let details: Details
 
     public init(
         kind: Kind,
@@ -78,7 +79,7 @@ public struct SecurityEvent: Sendable, CustomStringConvertible {
         requestID: UInt64? = nil,
         reason: String? = nil,
         message: String,
-        details: [String: String] = [:],
+        details: Details = [:],
         time: Date = Date()
     ) {
         self.kind = kind
