@@ -15,6 +15,7 @@ struct SecurityEventDetailsTests {
             (.pattern, "pattern"), (.port, "port"), (.ambiguity, "ambiguity"), (.presented, "presented"),
             (.verified, "verified"), (.cached, "cached"), (.credentials, "credentials"), (.cookies, "cookies"),
             (.connectionsClosed, "connections_closed"), (.bytes, "bytes"), (.failures, "failures"),
+            (.dropped, "dropped"), (.capacity, "capacity"),
         ]
         #expect(SecurityEvent.DetailKey.all == table.map(\.0))
         for (key, code) in table {

@@ -68,10 +68,18 @@ extension SecurityEvent {
         /// How many memory locks have failed in this process so far (number).
         public static let failures = DetailKey("failures")
 
+        // Event delivery.
+
+        /// How many events a queued monitor dropped because its queue was full (number).
+        public static let dropped = DetailKey("dropped")
+        /// How many events a queued monitor holds at most (number).
+        public static let capacity = DetailKey("capacity")
+
         /// Every key, in the order of the declarations above.
         public static let all: [DetailKey] = [
             .from, .to, .target, .location, .status, .method, .reason, .headers, .scheme, .pattern, .port, .ambiguity,
-            .presented, .verified, .cached, .credentials, .cookies, .connectionsClosed, .bytes, .failures,
+            .presented, .verified, .cached, .credentials, .cookies, .connectionsClosed, .bytes, .failures, .dropped,
+            .capacity,
         ]
 
         /// Keys order by their ``code``.

@@ -46,12 +46,16 @@ public struct SecurityEvent: Sendable, CustomStringConvertible {
         /// ``SecretBytes/memoryLockMonitor``.
         public static let secretMemoryNotLocked = Kind("secret_memory_not_locked")
 
+        /// Events were dropped because a ``QueuedEventMonitor``'s queue was full; ``DetailKey/dropped`` says how
+        /// many. Delivered in their place, so that the gap is visible where it happened.
+        public static let eventsDropped = Kind("events_dropped")
+
         /// Every kind, for monitors that pre-register metrics.
         public static let all: [Kind] = [
             .trustEvaluated, .trustRefused, .pinMatched, .pinFailed, .pinSetExpired, .reportOnlyViolation,
             .redirectFollowed, .redirectRefused, .requestRefusedByAllowlist, .credentialStripped,
             .requestRefusedOutOfScope, .insecureOptionUsed, .signOut, .pinFailureReportDropped,
-            .secretMemoryNotLocked,
+            .secretMemoryNotLocked, .eventsDropped,
         ]
 
         public var description: String { self.name }
