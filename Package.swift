@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .library(name: "BulwarkEncoding", targets: ["BulwarkEncoding"]),
         .library(name: "BulwarkPolicy", targets: ["BulwarkPolicy"]),
+        .library(name: "BulwarkAudit", targets: ["BulwarkAudit"]),
         .library(name: "Bulwark", targets: ["Bulwark"]),
         .library(name: "BulwarkTestSupport", targets: ["BulwarkTestSupport"]),
         .library(name: "BulwarkLimbo", targets: ["BulwarkLimbo"]),
@@ -37,6 +38,10 @@ let package = Package(
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
             ]
+        ),
+        .target(
+            name: "BulwarkAudit",
+            dependencies: ["BulwarkPolicy", .product(name: "Crypto", package: "swift-crypto")]
         ),
         .target(
             name: "Bulwark",
@@ -83,6 +88,7 @@ let package = Package(
             dependencies: [
                 "BulwarkLimbo",
                 "Bulwark",
+                "BulwarkAudit",
                 "BulwarkPolicy",
                 "BulwarkTestSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -104,9 +110,16 @@ let package = Package(
             dependencies: ["BulwarkPolicy", "BulwarkTestSupport", "BulwarkLimbo", "BulwarkTestHelpers"]
         ),
         .testTarget(
+            name: "BulwarkAuditTests",
+            dependencies: [
+                "BulwarkAudit", "BulwarkPolicy", "BulwarkTestHelpers", .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
+        .testTarget(
             name: "BulwarkTests",
             dependencies: [
                 "Bulwark",
+                "BulwarkAudit",
                 "BulwarkTestSupport",
                 "BulwarkTestHelpers",
                 .product(name: "InMemoryLogging", package: "swift-log"),

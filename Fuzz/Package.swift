@@ -18,6 +18,7 @@ let package = Package(
             name: "BulwarkFuzzPolicy",
             dependencies: [
                 "CFuzzDriver",
+                .product(name: "BulwarkAudit", package: "Bulwark"),
                 .product(name: "BulwarkPolicy", package: "Bulwark"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),

@@ -1,4 +1,5 @@
 import ArgumentParser
+import BulwarkAudit
 import BulwarkPolicy
 import Foundation
 
@@ -101,17 +102,17 @@ struct EventLogOptions: ParsableArguments {
     @Option(help: "Sign the event log's records with the HMAC key in this file.")
     var eventLogKey: String?
 
-    /// A monitor for the log, or nil when no log was asked for. The log is closed (its close checkpoint written)
-    /// when the process exits.
+    /// A monitor for the log, or nil when no log was asked for. The monitor writes what it queued and closes the log
+    /// (its close checkpoint written) when the process exits.
     func monitor() throws -> (any EventMonitor)? {
         guard let eventLog else {
             if self.eventLogKey != nil { throw ValidationError("--event-log-key needs --event-log") }
             return nil
         }
         let key = try self.eventLogKey.map { try TamperEvidentLog.Key(contentsOfFile: $0) }
-        let log = try TamperEvidentLog(path: eventLog, key: key)
-        OpenEventLogs.closeAtExit(log)
-        return TamperEvidentLogMonitor(log: log)
+        let monitor = TamperEvidentLogMonitor(log: try TamperEvidentLog(path: eventLog, key: key))
+        OpenEventLogs.closeAtExit(monitor)
+        return monitor
     }
 }
 
@@ -119,10 +120,10 @@ struct EventLogOptions: ParsableArguments {
 /// handlers, and ArgumentParser ends a failed command with `exit`).
 enum OpenEventLogs {
     private static let lock = NSLock()
-    nonisolated(unsafe) private static var logs: [TamperEvidentLog] = []
+    nonisolated(unsafe) private static var logs: [TamperEvidentLogMonitor] = []
     nonisolated(unsafe) private static var registered = false
 
-    static func closeAtExit(_ log: TamperEvidentLog) {
+    static func closeAtExit(_ log: TamperEvidentLogMonitor) {
         self.lock.withLock {
             if !self.registered { atexit { OpenEventLogs.closeAll() } }
             self.registered = true

@@ -122,7 +122,7 @@ struct CredentialStoreTests {
             ambiguity: .emptySegmentBeforeDotDot
         )
         #expect(event.shortDescription == "credential_stripped:ambiguous_path")
-        #expect(event.details["target"] == "https://api.example.com/v1//../admin")
+        #expect(event.details[.target]?.text == "https://api.example.com/v1//../admin")
         #expect(!event.description.contains("SECRET"))
     }
 

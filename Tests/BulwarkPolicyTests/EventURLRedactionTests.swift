@@ -33,7 +33,7 @@ struct EventURLRedactionTests {
 
     /// Every text an event shows.
     static func texts(of event: SecurityEvent) -> [String] {
-        [event.description, event.message] + event.details.values
+        [event.description, event.message] + event.details.values.map(\.description)
     }
 
     @Test("by default the path stays (documented): the token is visible")

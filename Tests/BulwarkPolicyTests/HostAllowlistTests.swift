@@ -143,8 +143,8 @@ struct HostAllowlistTests {
         #expect(event.host == "api.example.com")
         #expect(event.requestID == 7)
         #expect(event.reason == "scheme_not_allowed")
-        #expect(event.details["pattern"] == "**.example.com")
-        #expect(event.details["target"] == "http://api.example.com:80")
+        #expect(event.details[.pattern]?.text == "**.example.com")
+        #expect(event.details[.target]?.text == "http://api.example.com:80")
         #expect(event.message == refusal.description)
     }
 

@@ -269,7 +269,7 @@ struct RedirectPolicyTests {
             ]
         )
         #expect(events.allSatisfy { $0.requestID == 7 && $0.host == "api.example.com" })
-        #expect(events[0].details["to"] == "http://api.example.com/plain")
+        #expect(events[0].details[.to]?.text == "http://api.example.com/plain")
     }
 
     // MARK: Handler
@@ -324,14 +324,15 @@ struct RedirectPolicyTests {
         #expect(event.kind == .redirectRefused)
         #expect(event.shortDescription == "redirect_refused:host_not_allowed")
         #expect(event.host == "api.example.com")
-        #expect(event.details["from"] == "https://api.example.com/login")
-        #expect(event.details["to"] == "https://evil.com/steal")
+        #expect(event.details[.from]?.text == "https://api.example.com/login")
+        #expect(event.details[.to]?.text == "https://evil.com/steal")
         #expect(
             event.message == "redirect (302) from https://api.example.com/login to https://evil.com/steal refused: "
                 + "the host evil.com is not in the redirect allowlist"
         )
         #expect(
-            !String(describing: event).contains("secret") && !event.details.values.contains { $0.contains("secret") }
+            !String(describing: event).contains("secret")
+                && !event.details.values.contains { $0.description.contains("secret") }
         )
     }
 

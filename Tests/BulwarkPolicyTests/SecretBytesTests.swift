@@ -225,14 +225,14 @@ struct ZeroizationTests {
         }
         #expect(!locked)
         #expect(SecretBytes.memoryLockFailureCount > before)
-        let events = recorder.events.filter { $0.details["bytes"] == String(3 * pageSize) }
+        let events = recorder.events.filter { $0.details[.bytes]?.number == 3 * pageSize }
         #expect(events.count == 1)
         #expect(events.first?.kind == .secretMemoryNotLocked)
         #expect(events.first?.shortDescription == "secret_memory_not_locked:mlock_failed")
         #expect(events.first?.message.contains("Cannot allocate memory") == true)
         #expect(events.first?.message.contains("ENOMEM") == false)
         // The monitor made a secret while recording, whose lock failed too: counted, not reported (no recursion).
-        #expect(!recorder.events.contains { $0.details["bytes"] == "37" })
+        #expect(!recorder.events.contains { $0.details[.bytes]?.number == 37 })
         #expect(calls.calls(on: interior) == ["dontdump", "mlock", "dodump"])
     }
 

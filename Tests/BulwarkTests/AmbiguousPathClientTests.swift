@@ -29,7 +29,7 @@ struct AmbiguousPathClientTests {
                 }
                 let events = origins.monitor.events.filter { $0.kind == .credentialStripped }
                 #expect(events.map(\.reason) == ["ambiguous_path", "ambiguous_path"])
-                let ambiguities = events.map { $0.details["ambiguity"] }
+                let ambiguities = events.map { $0.details[.ambiguity]?.text }
                 #expect(ambiguities == ["parameter_in_dot_segment", "empty_segment_before_dot_dot"])
                 #expect(events.first?.host == TwoOrigins.a)
                 _ = try await Harness.get(origins.client, origins.url(TwoOrigins.a, "/v1/headers"))

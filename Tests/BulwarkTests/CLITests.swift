@@ -1,4 +1,5 @@
 import Bulwark
+import BulwarkAudit
 import BulwarkTestHelpers
 import BulwarkTestSupport
 import Foundation

@@ -216,8 +216,8 @@ struct ClientTrustTests {
         let events = monitor.events
         let handshake: [SecurityEvent.Kind] = [.trustEvaluated, .pinMatched]
         #expect(events.map(\.kind) == handshake + handshake + handshake + [.pinFailed, .pinFailed])
-        let cached = events.filter { $0.kind == .trustEvaluated }.map { $0.details["cached"] }
-        #expect(cached == (cacheEnabled ? ["false", "true", "true"] : ["false", "false", "false"]))
+        let cached = events.filter { $0.kind == .trustEvaluated }.map { $0.details[.cached]?.flag }
+        #expect(cached == (cacheEnabled ? [false, true, true] : [false, false, false]))
         await client.shutdown()
         try await server.shutdown()
         try await interceptor.shutdown()

@@ -172,7 +172,7 @@ struct CredentialClientTests {
                 )
                 let stripped = origins.monitor.events.filter { $0.kind == .credentialStripped }
                 #expect(stripped.map(\.reason) == ["out_of_scope"])
-                #expect(stripped.first?.details["headers"] == "authorization")
+                #expect(stripped.first?.details[.headers]?.list == ["authorization"])
                 #expect(stripped.first?.host == Self.b)
 
                 // Out, then into scope: the server outside chose the path, so the credential is withheld.
@@ -339,7 +339,7 @@ struct CredentialClientTests {
                 #expect(credential.isWiped, "the token's bytes were zeroized")
                 let events = origins.monitor.events.filter { $0.kind == .signOut }
                 #expect(events.count == 1)
-                #expect(events.first?.details == ["credentials": "1", "cookies": "1", "connections_closed": "1"])
+                #expect(events.first?.details == [.credentials: 1, .cookies: 1, .connectionsClosed: 1])
 
                 let after = try await origins.headers(Self.a)
                 #expect(after["authorization"] == nil)

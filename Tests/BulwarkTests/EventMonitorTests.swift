@@ -1,4 +1,5 @@
 import Bulwark
+import BulwarkAudit
 import BulwarkTestHelpers
 import BulwarkTestSupport
 import Foundation
@@ -109,9 +110,9 @@ struct EventMonitorTests {
         let path = FileManager.default.temporaryDirectory.appending(path: "bulwark-events-\(UUID()).jsonl").path
         defer { try? FileManager.default.removeItem(atPath: path) }
         let key = try TamperEvidentLog.Key(bytes: Array(repeating: 7, count: 32))
-        try await run(monitor: TamperEvidentLogMonitor(log: try TamperEvidentLog(path: path, key: key))) {
-            .publicKeys(pins, roots: $0)
-        }
+        let monitor = TamperEvidentLogMonitor(log: try TamperEvidentLog(path: path, key: key))
+        try await run(monitor: monitor) { .publicKeys(pins, roots: $0) }
+        monitor.flush()
         #expect(try TamperEvidentLogVerifier.verify(path: path, key: key).records == 3)
         #expect(try String(contentsOfFile: path, encoding: .utf8).contains("\"kind\":\"pin_failed\""))
     }

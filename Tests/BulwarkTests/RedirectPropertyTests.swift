@@ -170,13 +170,13 @@ struct RedirectPropertyTests {
                 reasons[refusal.shortDescription, default: 0] += 1
                 #expect(
                     events.contains {
-                        $0.kind == .redirectRefused && $0.details["from"] == refusal.from
+                        $0.kind == .redirectRefused && $0.details[.from]?.text == refusal.from
                             && $0.reason == refusal.shortDescription
                     }
                 )
             }
             for event in events {
-                let text = String(describing: event) + event.details.values.joined()
+                let text = String(describing: event) + event.details.values.map(\.description).joined()
                 #expect(!text.contains(secret) && !text.contains("?"), "graph \(graph): \(event)")
             }
         }

@@ -1,3 +1,4 @@
+import BulwarkAudit
 import BulwarkPolicy
 import Foundation
 
@@ -21,11 +22,11 @@ enum EventLogTarget {
                 requestID: 42,
                 reason: "scheme_downgrade",
                 message: "refused https://api.example.org/ -> http://evil.example/ \"quoted\" ü",
-                details: ["from": "https://api.example.org/", "to": "http://evil.example/"],
+                details: [.from: "https://api.example.org/", .to: "http://evil.example/"],
                 time: Date(timeIntervalSince1970: 1_780_000_000.25)
             )
         )
-        try! log.append(SecurityEvent(kind: .trustEvaluated, message: "", details: ["a": "\u{1}\\\n"]))
+        try! log.append(SecurityEvent(kind: .trustEvaluated, message: "", details: [.reason: "\u{1}\\\n"]))
         let bytes = Array(FileManager.default.contents(atPath: path)!)
         guard (try? TamperEvidentLogVerifier.verify(bytes, key: key))?.records == 3 else {
             fatalError("the untouched log does not verify")

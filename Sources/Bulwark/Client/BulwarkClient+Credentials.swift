@@ -44,8 +44,8 @@ extension BulwarkClient {
                 kind: .signOut,
                 message: "signed out: \(summary)",
                 details: [
-                    "credentials": String(credentials), "cookies": String(cookies),
-                    "connections_closed": String(connections),
+                    .credentials: .number(credentials), .cookies: .number(cookies),
+                    .connectionsClosed: .number(connections),
                 ]
             )
         )

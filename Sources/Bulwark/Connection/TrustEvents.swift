@@ -21,9 +21,9 @@ enum TrustEvents {
                     host: chain.host,
                     message: "chain trusted",
                     details: [
-                        "presented": presented.map { CertificateSummary($0).pinLine }.joined(separator: "\n"),
-                        "verified": chain.certificates.map { CertificateSummary($0).pinLine }.joined(separator: "\n"),
-                        "cached": cached ? "true" : "false",
+                        .presented: .lines(presented.map { CertificateSummary($0).pinLine }),
+                        .verified: .lines(chain.certificates.map { CertificateSummary($0).pinLine }),
+                        .cached: .flag(cached),
                     ]
                 )
             )
@@ -38,7 +38,7 @@ enum TrustEvents {
                     host: refusal.host,
                     reason: refusal.shortDescription,
                     message: String(describing: refusal),
-                    details: ["presented": refusal.presentedChain.map(\.pinLine).joined(separator: "\n")]
+                    details: [.presented: .lines(refusal.presentedChain.map(\.pinLine))]
                 )
             )
         }

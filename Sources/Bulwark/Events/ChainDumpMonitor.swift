@@ -13,13 +13,13 @@ public struct ChainDumpMonitor: EventMonitor {
     public func record(_ event: SecurityEvent) {
         guard event.kind == .trustEvaluated || event.kind == .trustRefused || event.kind == .pinFailed else { return }
         var lines = ["start dump: \(event.host ?? "?") (\(event.shortDescription))"]
-        if let presented = event.details["presented"], !presented.isEmpty {
+        if let presented = event.details[.presented]?.list, !presented.isEmpty {
             lines.append("presented chain:")
-            lines += presented.split(separator: "\n").map { "  " + $0 }
+            lines += presented.map { "  " + $0 }
         }
-        if let verified = event.details["verified"], !verified.isEmpty {
+        if let verified = event.details[.verified]?.list, !verified.isEmpty {
             lines.append("verified chain:")
-            lines += verified.split(separator: "\n").map { "  " + $0 }
+            lines += verified.map { "  " + $0 }
         }
         lines.append("---- end ----")
         self.write(lines.joined(separator: "\n"))

@@ -2,7 +2,8 @@ import BulwarkPolicy
 import Logging
 
 /// Writes every security event to a swift-log `Logger` with structured metadata: `bulwark.event`, `bulwark.host`,
-/// `bulwark.reason`, `bulwark.request_id` and each detail as `bulwark.detail.NAME`.
+/// `bulwark.reason`, `bulwark.request_id` and each detail as `bulwark.detail.CODE` (its ``SecurityEvent/DetailKey/code``)
+/// with the detail's stable text form (``SecurityEvent/DetailValue/description``).
 ///
 /// Refusals and insecure options log at `warning`, everything else at `info`; raise the logger's level to hide
 /// the routine ones.
@@ -18,7 +19,7 @@ public struct LoggingEventMonitor: EventMonitor {
         if let host = event.host { metadata["bulwark.host"] = .string(host) }
         if let reason = event.reason { metadata["bulwark.reason"] = .string(reason) }
         if let requestID = event.requestID { metadata["bulwark.request_id"] = .stringConvertible(requestID) }
-        for (name, value) in event.details { metadata["bulwark.detail.\(name)"] = .string(value) }
+        for (key, value) in event.details { metadata["bulwark.detail.\(key.code)"] = .string(value.description) }
         self.logger.log(level: Self.level(of: event.kind), "\(event.description)", metadata: metadata)
     }
 

@@ -112,7 +112,7 @@ struct CredentialAttacher: Sendable {
             .outOfCredentialScope,
             host: host,
             detail:
-                "\(event.details["target"] ?? host) is outside the scope of every credential, and the store refuses "
+                "\(event.details[.target]?.text ?? host) is outside the scope of every credential, and the store refuses "
                 + "such requests"
         )
     }

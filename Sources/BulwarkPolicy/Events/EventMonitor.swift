@@ -3,8 +3,9 @@
 /// ``record(_:)`` has no default implementation on purpose: with one, a monitor whose method name or signature is
 /// misspelt would compile and silently drop every event. A monitor that wants nothing writes an empty method.
 ///
-/// Monitors are called synchronously on the thread where the event happened (often an event loop): do not block;
-/// hand slow work (files, network) to a queue or task of your own.
+/// Monitors are called synchronously on the thread where the event happened (often an event loop): do not block.
+/// Wrap a monitor that does I/O (files, network, a slow log handler) in a ``QueuedEventMonitor``, which delivers on a
+/// thread of its own, in order, and drops rather than waits when it falls behind.
 public protocol EventMonitor: Sendable {
     /// Called for every event.
     func record(_ event: SecurityEvent)

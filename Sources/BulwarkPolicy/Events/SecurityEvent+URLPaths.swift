@@ -2,7 +2,7 @@ import Foundation
 
 extension SecurityEvent {
     /// The ``details`` keys whose values are URLs (or, for a `Location` that could not be resolved, its text).
-    public static let urlDetailKeys: Set<String> = ["from", "to", "target", "location"]
+    public static let urlDetailKeys: Set<DetailKey> = [.from, .to, .target, .location]
 
     /// This event with the path of every URL it carries replaced by `placeholder`: in ``message`` and in every
     /// detail. Scheme, host and port stay; so do ``kind``, ``host``, ``reason``, ``requestID`` and ``time``.
@@ -23,7 +23,7 @@ extension SecurityEvent {
         // The URL details are what messages are built from: replace them, longest first, wherever they appear.
         var replacements: [(String, String)] = []
         for key in Self.urlDetailKeys.sorted() {
-            guard let value = self.details[key], !value.isEmpty, value != "/" else { continue }
+            guard let value = self.details[key]?.description, !value.isEmpty, value != "/" else { continue }
             let redacted = Self.redactingPath(ofURLText: value, placeholder: placeholder)
             if redacted != value && (value.contains("://") || value.utf8.count >= 3) {
                 replacements.append((value, redacted))
@@ -37,11 +37,12 @@ extension SecurityEvent {
             }
             return Self.redactingPaths(inText: result, placeholder: placeholder)
         }
-        var details: [String: String] = [:]
+        var details = Details()
         for (key, value) in self.details {
             details[key] =
                 Self.urlDetailKeys.contains(key)
-                ? Self.redactingPath(ofURLText: value, placeholder: placeholder) : redact(value)
+                ? value.mappingText { Self.redactingPath(ofURLText: $0, placeholder: placeholder) }
+                : value.mappingText(redact)
         }
         return SecurityEvent(
             kind: self.kind,

@@ -46,12 +46,16 @@ public struct SecurityEvent: Sendable, CustomStringConvertible {
         /// ``SecretBytes/memoryLockMonitor``.
         public static let secretMemoryNotLocked = Kind("secret_memory_not_locked")
 
+        /// Events were dropped because a ``QueuedEventMonitor``'s queue was full; ``DetailKey/dropped`` says how
+        /// many. Delivered in their place, so that the gap is visible where it happened.
+        public static let eventsDropped = Kind("events_dropped")
+
         /// Every kind, for monitors that pre-register metrics.
         public static let all: [Kind] = [
             .trustEvaluated, .trustRefused, .pinMatched, .pinFailed, .pinSetExpired, .reportOnlyViolation,
             .redirectFollowed, .redirectRefused, .requestRefusedByAllowlist, .credentialStripped,
             .requestRefusedOutOfScope, .insecureOptionUsed, .signOut, .pinFailureReportDropped,
-            .secretMemoryNotLocked,
+            .secretMemoryNotLocked, .eventsDropped,
         ]
 
         public var description: String { self.name }
@@ -68,9 +72,10 @@ public struct SecurityEvent: Sendable, CustomStringConvertible {
     /// A human sentence with the specifics (from and to URLs without queries, pins, chain lines). Never secrets; URL
     /// paths are kept unless redacted (``redactingURLPaths(placeholder:)``).
     public let message: String
-    /// Structured specifics for log monitors (`from`, `to`, `pins`, `chain`, …). Never secrets. The URL-valued keys
-    /// are ``urlDetailKeys``.
-    public let details: [String: String]
+    /// Structured specifics (``DetailKey/from``, ``DetailKey/to``, ``DetailKey/presented``, …) as typed values, in
+    /// the order the event was built with: `details[.headers]?.list`, `details[.status]?.number`. Never secrets. The
+    /// URL-valued keys are ``urlDetailKeys``; ``Details/textByCode`` is the stable text form logs write.
+    public let details: Details
 
     public init(
         kind: Kind,
@@ -78,7 +83,7 @@ public struct SecurityEvent: Sendable, CustomStringConvertible {
         requestID: UInt64? = nil,
         reason: String? = nil,
         message: String,
-        details: [String: String] = [:],
+        details: Details = [:],
         time: Date = Date()
     ) {
         self.kind = kind

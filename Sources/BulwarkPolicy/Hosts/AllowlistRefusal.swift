@@ -98,9 +98,9 @@ public struct AllowlistRefusal: Hashable, Sendable, CustomStringConvertible {
 
     /// The ``SecurityEvent/Kind/requestRefusedByAllowlist`` event for this refusal.
     public func securityEvent(requestID: UInt64? = nil) -> SecurityEvent {
-        var details = ["scheme": self.scheme, "target": self.target]
-        if let pattern = self.pattern { details["pattern"] = pattern.description }
-        if let port = self.port { details["port"] = String(port) }
+        var details: SecurityEvent.Details = [.scheme: .text(self.scheme), .target: .text(self.target)]
+        if let pattern = self.pattern { details[.pattern] = .text(pattern.description) }
+        if let port = self.port { details[.port] = .number(Int(port)) }
         return SecurityEvent(
             kind: .requestRefusedByAllowlist,
             host: self.host.isEmpty ? nil : self.host,

@@ -22,14 +22,16 @@ extension RedirectRecord {
                     reason: refusal.shortDescription,
                     message: refusal.description,
                     details: [
-                        "from": refusal.from, "to": refusal.to ?? "", "status": String(self.status),
-                        "reason": refusal.shortDescription,
+                        .from: .text(refusal.from), .to: .text(refusal.to ?? ""), .status: .number(Int(self.status)),
+                        .reason: .text(refusal.shortDescription),
                     ]
                 )
             ]
         case .follow(let follow):
             let to = URLRedaction.redacted(follow.url)
-            let details = ["from": from, "to": to, "status": String(self.status), "method": follow.method]
+            let details: SecurityEvent.Details = [
+                .from: .text(from), .to: .text(to), .status: .number(Int(self.status)), .method: .text(follow.method),
+            ]
             var events: [SecurityEvent] = []
             if follow.isDowngrade {
                 events.append(
@@ -53,7 +55,7 @@ extension RedirectRecord {
                         requestID: requestID,
                         reason: follow.changesOrigin ? "origin_change" : "earlier_origin_change",
                         message: "\(names) removed on the redirect from \(from) to \(to): \(why)",
-                        details: details.merging(["headers": names]) { $1 }
+                        details: details.merging([.headers: .list(follow.strippedCredentials)])
                     )
                 )
             }

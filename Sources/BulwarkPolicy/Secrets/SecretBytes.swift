@@ -339,7 +339,7 @@ public struct SecretBytes: ~Copyable, @unchecked Sendable {
             reason: "mlock_failed",
             message: "a secret of \(count) bytes is kept in memory that may be written to swap: \(reason)\(dumps); "
                 + "raise the locked-memory limit (ulimit -l, RLIMIT_MEMLOCK) to lock it",
-            details: ["bytes": String(count), "failures": String(total)]
+            details: [.bytes: .number(count), .failures: .number(total)]
         )
         self.$isReportingLockFailure.withValue(true) {
             monitor.record(event)

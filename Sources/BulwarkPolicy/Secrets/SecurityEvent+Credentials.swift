@@ -11,7 +11,7 @@ extension SecurityEvent {
             requestID: requestID,
             reason: "out_of_credential_scope",
             message: "request to \(target) refused: it is outside the scope of every credential",
-            details: ["target": target]
+            details: [.target: .text(target)]
         )
     }
 
@@ -35,7 +35,7 @@ extension SecurityEvent {
             reason: "out_of_scope",
             message:
                 "\(list) not attached on the redirect from \(fromText) to \(toText): outside the credential's scope",
-            details: ["from": fromText, "to": toText, "headers": list]
+            details: [.from: .text(fromText), .to: .text(toText), .headers: .list(headers)]
         )
     }
 
@@ -57,7 +57,7 @@ extension SecurityEvent {
             reason: "left_scope_earlier",
             message: "credentials not attached on the redirect from \(fromText) to \(toText): the redirect chain was "
                 + "outside their scope earlier",
-            details: ["from": fromText, "to": toText]
+            details: [.from: .text(fromText), .to: .text(toText)]
         )
     }
 
@@ -73,7 +73,7 @@ extension SecurityEvent {
             reason: "not_carried_before",
             message: "credentials not attached on the redirect from \(fromText) to \(toText): the request before it "
                 + "did not carry them, and a redirect never adds a credential",
-            details: ["from": fromText, "to": toText]
+            details: [.from: .text(fromText), .to: .text(toText)]
         )
     }
 
@@ -94,7 +94,7 @@ extension SecurityEvent {
             reason: "ambiguous_path",
             message: "credentials scoped to a base URL not attached to \(target): the path is ambiguous, "
                 + "\(ambiguity.explanation)",
-            details: ["target": target, "ambiguity": ambiguity.rawValue]
+            details: [.target: .text(target), .ambiguity: .text(ambiguity.rawValue)]
         )
     }
 }

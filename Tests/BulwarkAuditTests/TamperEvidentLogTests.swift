@@ -1,7 +1,8 @@
+import BulwarkPolicy
 import Foundation
 import Testing
 
-@testable import BulwarkPolicy
+@testable import BulwarkAudit
 
 @Suite("Tamper-evident event log")
 struct TamperEvidentLogTests {
@@ -12,7 +13,7 @@ struct TamperEvidentLogTests {
             requestID: UInt64(index),
             reason: index.isMultiple(of: 2) ? nil : "scheme_downgrade",
             message: "event number \(index)",
-            details: ["from": "https://a.test/\(index)", "to": "http://b.test/"]
+            details: [.from: .text("https://a.test/\(index)"), .to: "http://b.test/"]
         )
     }
 

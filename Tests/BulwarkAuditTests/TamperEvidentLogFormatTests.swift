@@ -1,8 +1,9 @@
+import BulwarkPolicy
 import Crypto
 import Foundation
 import Testing
 
-@testable import BulwarkPolicy
+@testable import BulwarkAudit
 
 /// The strict line format of the tamper-evident log: a line is accepted only if it is exactly the signed content plus
 /// the `hash` / `hmac` trailer, and every verified field comes from the signed bytes (issue 16, defect 1).
@@ -183,10 +184,48 @@ struct TamperEvidentLogFormatTests {
                     requestID: index.isMultiple(of: 2) ? nil : UInt64.max,
                     reason: text,
                     message: text,
-                    details: [text: text, "e\u{301}": "1", "\u{e9}x": "2"]
+                    details: [
+                        SecurityEvent.DetailKey(code: text): .text(text),
+                        SecurityEvent.DetailKey(code: "e\u{301}"): "1",
+                        SecurityEvent.DetailKey(code: "\u{e9}x"): "2",
+                    ]
                 )
             )
         }
         #expect(try TamperEvidentLogVerifier.verify(path: path, key: key).records == awkward.count)
+    }
+
+    /// A line written today, byte for byte: typed details are written as the text they were written as before
+    /// (a number in decimal, a flag as `false`, a list joined by `, `, a chain one certificate per line).
+    @Test("a record of typed details is the line the writer wrote for text details")
+    func goldenLine() throws {
+        let path = FileManager.default.temporaryDirectory.appending(path: "bulwark-log-\(UUID()).jsonl").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let log = try TamperEvidentLog(path: path, checkpoints: .onlyOnClose)
+        try log.append(
+            SecurityEvent(
+                kind: .credentialStripped,
+                host: "a.example",
+                requestID: 7,
+                reason: "origin_change",
+                message: "authorization, cookie removed",
+                details: [
+                    .from: "https://a.example/login", .status: 302, .headers: .list(["authorization", "cookie"]),
+                    .presented: .lines(["sha256/AAAA: CN=a, O=b", "sha256/BBBB: CN=c"]), .cached: false,
+                ],
+                time: Date(timeIntervalSince1970: 1_780_000_000)
+            )
+        )
+        let line = try #require(try TamperEvidentLogTests.lines(path).first)
+        let golden =
+            #"{"details":{"cached":"false","from":"https://a.example/login","headers":"authorization, cookie","#
+            + #""presented":"sha256/AAAA: CN=a, O=b\nsha256/BBBB: CN=c","status":"302"},"host":"a.example","#
+            + #""kind":"credential_stripped","message":"authorization, cookie removed","#
+            + #""prev":"0000000000000000000000000000000000000000000000000000000000000000","reason":"origin_change","#
+            + #""request_id":7,"seq":1,"time":"2026-05-28T20:26:40Z","#
+            + #""hash":"f6e27c79bedfc09ce8d7dac88734046ac5484bee86fbe07dca7c0ccdd2ea968d"}"#
+        #expect(line == golden)
+        try log.close()
+        #expect(try TamperEvidentLogVerifier.verify(path: path).records == 1)
     }
 }

@@ -1,9 +1,10 @@
+import BulwarkPolicy
 import BulwarkTestHelpers
 import Crypto
 import Foundation
 import Testing
 
-@testable import BulwarkPolicy
+@testable import BulwarkAudit
 
 /// The interval checkpoint's timer (a Dispatch timer). It waits on real time, so scripts/test runs it in the timing
 /// process, apart from CPU-heavy suites that can hold Dispatch's threads for many seconds.

@@ -1,8 +1,9 @@
+import BulwarkPolicy
 import Crypto
 import Foundation
 import Testing
 
-@testable import BulwarkPolicy
+@testable import BulwarkAudit
 
 /// Checkpoints and outside anchors: how the log commits to its end (issue 16, defect 2), and what it cannot prove
 /// without an anchor kept elsewhere.

@@ -1,3 +1,4 @@
+import BulwarkPolicy
 import Crypto
 import Foundation
 
@@ -241,7 +242,7 @@ public final class TamperEvidentLog: @unchecked Sendable {
     static func record(of event: SecurityEvent, sequence: Int, previousHash: String) -> TamperEvidentLogEntry {
         .record(
             TamperEvidentLogEntry.Record(
-                details: event.details,
+                details: event.details.textByCode,
                 host: event.host,
                 kind: event.kind.name,
                 message: event.message,

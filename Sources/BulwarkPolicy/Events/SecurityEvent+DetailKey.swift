@@ -1,0 +1,91 @@
+extension SecurityEvent {
+    /// The name of one of an event's ``SecurityEvent/details``. Compare with the static members.
+    ///
+    /// Every key Bulwark writes is a static member here, and ``all`` lists them: a monitor can rely on the set, and
+    /// a misspelt key does not compile. ``code`` is the key's stable text (`connections_closed`), the name that logs
+    /// and the tamper-evident log write.
+    public struct DetailKey: Hashable, Sendable, Comparable, CustomStringConvertible {
+        /// The key's stable text, in `snake_case`: what the tamper-evident log and log monitors write.
+        public let code: String
+
+        private init(_ code: String) { self.code = code }
+
+        /// A key with any code, for tests of what sinks do with unusual text; events carry only the static members.
+        package init(code: String) { self.code = code }
+
+        // URLs (paths redacted by ``SecurityEvent/redactingURLPaths(placeholder:)``).
+
+        /// The URL a redirect left, or a credential was carried from (text; no query, fragment or user information).
+        public static let from = DetailKey("from")
+        /// The URL a redirect went to, or would have gone to (text; empty when a refused `Location` gave none).
+        public static let to = DetailKey("to")
+        /// The URL a request was refused for, or had its credentials withheld from (text).
+        public static let target = DetailKey("target")
+        /// A `Location` as the server sent it, when it could not be resolved to a URL (text).
+        public static let location = DetailKey("location")
+
+        // Redirects and requests.
+
+        /// The redirect's HTTP status code (number).
+        public static let status = DetailKey("status")
+        /// The method the next hop of a redirect was sent with (text).
+        public static let method = DetailKey("method")
+        /// Why a redirect was refused, the same bounded label as ``SecurityEvent/reason`` (text).
+        public static let reason = DetailKey("reason")
+        /// The lower-case names of the credential headers that were removed or withheld (list).
+        public static let headers = DetailKey("headers")
+        /// The URL's scheme (text).
+        public static let scheme = DetailKey("scheme")
+        /// The allowlist pattern that matched the host, as written (text).
+        public static let pattern = DetailKey("pattern")
+        /// The URL's port (number).
+        public static let port = DetailKey("port")
+        /// Which servers read an ambiguous path differently, a ``CredentialScope/PathAmbiguity`` label (text).
+        public static let ambiguity = DetailKey("ambiguity")
+
+        // Trust.
+
+        /// The chain the server presented, one `sha256/…: subject` entry per certificate, leaf first (lines).
+        public static let presented = DetailKey("presented")
+        /// The verified chain, one `sha256/…: subject` entry per certificate, leaf first (lines).
+        public static let verified = DetailKey("verified")
+        /// Whether the trust decision was reused from the client's cache (flag).
+        public static let cached = DetailKey("cached")
+
+        // Sign-out.
+
+        /// How many credentials a sign-out removed (number).
+        public static let credentials = DetailKey("credentials")
+        /// How many cookies a sign-out removed (number).
+        public static let cookies = DetailKey("cookies")
+        /// How many pooled connections a sign-out closed (number).
+        public static let connectionsClosed = DetailKey("connections_closed")
+
+        // Secrets.
+
+        /// The size of a secret whose memory could not be locked, in bytes (number).
+        public static let bytes = DetailKey("bytes")
+        /// How many memory locks have failed in this process so far (number).
+        public static let failures = DetailKey("failures")
+
+        // Event delivery.
+
+        /// How many events a queued monitor dropped because its queue was full (number).
+        public static let dropped = DetailKey("dropped")
+        /// How many events a queued monitor holds at most (number).
+        public static let capacity = DetailKey("capacity")
+
+        /// Every key, in the order of the declarations above.
+        public static let all: [DetailKey] = [
+            .from, .to, .target, .location, .status, .method, .reason, .headers, .scheme, .pattern, .port, .ambiguity,
+            .presented, .verified, .cached, .credentials, .cookies, .connectionsClosed, .bytes, .failures, .dropped,
+            .capacity,
+        ]
+
+        /// Keys order by their ``code``.
+        public static func < (lhs: DetailKey, rhs: DetailKey) -> Bool { lhs.code < rhs.code }
+
+        /// The ``code``.
+        public var description: String { self.code }
+    }
+}
