@@ -28,14 +28,14 @@ public struct CompositeEventMonitor: EventMonitor {
 
 /// Keeps every event in memory, for tests and for tools that print them afterwards.
 public final class RecordingEventMonitor: EventMonitor {
-    private let storage = LockedEvents()
+    private let storage = LockedValue<[SecurityEvent]>([])
 
     public init() {}
 
     public func record(_ event: SecurityEvent) {
-        self.storage.append(event)
+        self.storage.withLock { $0.append(event) }
     }
 
     /// The events so far, oldest first.
-    public var events: [SecurityEvent] { self.storage.snapshot }
+    public var events: [SecurityEvent] { self.storage.current }
 }
