@@ -98,7 +98,7 @@ let package = Package(
         // the tags that place a suite in its scripts/test process). Not a product.
         .target(
             name: "BulwarkTestHelpers",
-            dependencies: ["BulwarkPolicy"],
+            dependencies: ["BulwarkPolicy", "BulwarkTestSupport"],
             path: "Tests/BulwarkTestHelpers"
         ),
         .testTarget(
