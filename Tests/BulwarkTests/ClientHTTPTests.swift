@@ -295,6 +295,44 @@ struct ClientHTTPTests {
     }
 }
 
+extension ClientHTTPTests {
+    /// A stream configured with its own configuration type (no HTTP options): the same trust, allowlist and event
+    /// monitor rules as a client's.
+    @Test func tlsStreamHasItsOwnConfiguration() async throws {
+        let server = try await Harness.server(chain, alpn: ["http/1.1"])
+        let monitor = RecordingEventMonitor()
+        var configuration = TLSStream.Configuration(
+            trust: ServerTrustManager(patterns: [(try HostPattern(Harness.host), evaluator)])
+        )
+        configuration.resolveOverrides[.init(host: Harness.host, port: server.port)] = "127.0.0.1"
+        configuration.eventMonitor = monitor
+        configuration.allowlist = try HostAllowlist(patterns: ["elsewhere.bulwark.test"])
+        await Harness.expectError(.hostNotAllowed) {
+            _ = try await TLSStream.connect(host: Harness.host, port: server.port, configuration: configuration)
+        }
+        #expect(server.acceptedConnections == 0)
+        configuration.allowlist = try HostAllowlist(patterns: [Harness.host])
+        let stream = try await TLSStream.connect(
+            host: Harness.host,
+            port: server.port,
+            configuration: configuration,
+            applicationProtocols: ["http/1.1"]
+        )
+        #expect(stream.serverTrust.trustedChain?.certificates.count == 3)
+        try await stream.close()
+        #expect(monitor.events.contains { $0.kind == .requestRefusedByAllowlist })
+        #expect(monitor.events.contains { $0.kind == .trustEvaluated })
+        // A client's configuration gives a stream the same fields.
+        var client = BulwarkClient.Configuration(trust: configuration.trust)
+        client.allowlist = configuration.allowlist
+        client.timeouts.connect = .seconds(3)
+        let copied = TLSStream.Configuration(client)
+        #expect(copied.timeouts.connect == .seconds(3))
+        #expect(copied.allowlist != nil)
+        try await server.shutdown()
+    }
+}
+
 @Suite("Robustness: misbehaving servers end in typed errors within their timeouts", .tags(.timing))
 struct ClientRobustnessTests {
     let chain: TestChain

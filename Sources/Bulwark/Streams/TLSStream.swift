@@ -8,6 +8,7 @@ import NIOPosix
 /// verification.
 ///
 /// ```swift
+/// let configuration = TLSStream.Configuration(trust: trust)
 /// let stream = try await TLSStream.connect(host: "mail.example.com", port: 993, configuration: configuration)
 /// try await stream.write(ByteBuffer(string: "a1 CAPABILITY\r\n"))
 /// let reply = try await stream.read()
@@ -38,10 +39,10 @@ public final class TLSStream: Sendable {
     }
 
     /// Connects, runs the TLS handshake and evaluates the chain with `configuration.trust`, under the same policy
-    /// as ``BulwarkClient``: ``BulwarkClient/Configuration/allowlist`` is checked first (with the scheme `tls` and
-    /// `port`), before any DNS lookup or connection, and a refusal is a `request_refused_by_allowlist` event; every
-    /// trust decision reaches ``BulwarkClient/Configuration/eventMonitor``; pin failures are reported as
-    /// ``BulwarkClient/Configuration/pinFailureReporting`` says.
+    /// as ``BulwarkClient``: ``Configuration/allowlist`` is checked first (with the scheme `tls` and `port`), before
+    /// any DNS lookup or connection, and a refusal is a `request_refused_by_allowlist` event; every trust decision
+    /// reaches ``Configuration/eventMonitor``; pin failures are reported as ``Configuration/pinFailureReporting``
+    /// says.
     ///
     /// - Parameter applicationProtocols: ALPN to offer (none by default).
     /// - Throws: ``BulwarkError``: ``BulwarkError/Code/hostNotAllowed`` when the allowlist refuses the host;
@@ -50,11 +51,11 @@ public final class TLSStream: Sendable {
     public static func connect(
         host: String,
         port: Int,
-        configuration: BulwarkClient.Configuration,
+        configuration: Configuration,
         applicationProtocols: [String] = [],
         eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
     ) async throws -> TLSStream {
-        var configuration = configuration
+        var configuration = configuration.clientConfiguration
         configuration.tls.applicationProtocols = applicationProtocols
         let canonical: String
         do {
@@ -86,6 +87,24 @@ public final class TLSStream: Sendable {
             try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
         }
         return TLSStream(channel: asyncChannel, trust: trust, host: canonical)
+    }
+
+    /// Connects under the stream-relevant fields of a client's configuration (``Configuration/init(_:)``), so the
+    /// stream follows the same policy as the client.
+    public static func connect(
+        host: String,
+        port: Int,
+        configuration: BulwarkClient.Configuration,
+        applicationProtocols: [String] = [],
+        eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
+    ) async throws -> TLSStream {
+        try await Self.connect(
+            host: host,
+            port: port,
+            configuration: Configuration(configuration),
+            applicationProtocols: applicationProtocols,
+            eventLoopGroup: eventLoopGroup
+        )
     }
 
     /// Writes bytes.
