@@ -32,9 +32,10 @@ enum TrustEvents {
             }
         case .refused(let refusal):
             let pinFailure = refusal.reasons.contains { $0.pinMismatch != nil }
+            let revoked = refusal.reasons.contains { $0.code == "revoked" }
             monitor.record(
                 SecurityEvent(
-                    kind: pinFailure ? .pinFailed : .trustRefused,
+                    kind: revoked ? .certificateRevoked : pinFailure ? .pinFailed : .trustRefused,
                     host: refusal.host,
                     reason: refusal.shortDescription,
                     message: String(describing: refusal),

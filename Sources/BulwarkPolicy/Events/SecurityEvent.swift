@@ -50,12 +50,21 @@ public struct SecurityEvent: Sendable, CustomStringConvertible {
         /// many. Delivered in their place, so that the gap is visible where it happened.
         public static let eventsDropped = Kind("events_dropped")
 
+        /// A certificate of a trusted chain was checked against revocation data and found not revoked (the
+        /// source and how long the answer holds are in the message).
+        public static let revocationChecked = Kind("revocation_checked")
+        /// A certificate's revocation status could not be established (no list, a stale or broken one); in soft
+        /// mode the handshake went on, in hard mode it was refused.
+        public static let revocationUnknown = Kind("revocation_unknown")
+        /// A certificate of the chain is revoked: the handshake was refused.
+        public static let certificateRevoked = Kind("certificate_revoked")
+
         /// Every kind, for monitors that pre-register metrics.
         public static let all: [Kind] = [
             .trustEvaluated, .trustRefused, .pinMatched, .pinFailed, .pinSetExpired, .reportOnlyViolation,
             .redirectFollowed, .redirectRefused, .requestRefusedByAllowlist, .credentialStripped,
             .requestRefusedOutOfScope, .insecureOptionUsed, .signOut, .pinFailureReportDropped,
-            .secretMemoryNotLocked, .eventsDropped,
+            .secretMemoryNotLocked, .eventsDropped, .revocationChecked, .revocationUnknown, .certificateRevoked,
         ]
 
         public var description: String { self.name }

@@ -29,6 +29,8 @@ public struct TrustFailureReason: Hashable, Sendable, CustomStringConvertible {
         case certificateNotPinned(PinMismatch)
         case hostNotEvaluated(host: String)
         case misconfigured(detail: String)
+        case revoked(certificate: String, revokedAt: Date, reason: String?, source: String)
+        case revocationUnknown(certificate: String, detail: String)
     }
 
     private let backing: Backing
@@ -106,10 +108,29 @@ public struct TrustFailureReason: Hashable, Sendable, CustomStringConvertible {
         TrustFailureReason(.misconfigured(detail: detail))
     }
 
+    /// A certificate of the verified chain was revoked at `revokedAt`, according to `source` (a revocation list's
+    /// issuer), for `reason` when the source gives one.
+    public static func revoked(
+        certificate: String,
+        revokedAt: Date,
+        reason: String?,
+        source: String
+    )
+        -> TrustFailureReason
+    {
+        TrustFailureReason(.revoked(certificate: certificate, revokedAt: revokedAt, reason: reason, source: source))
+    }
+
+    /// Hard revocation checking could not establish a certificate's status; `detail` says why.
+    public static func revocationUnknown(certificate: String, detail: String) -> TrustFailureReason {
+        TrustFailureReason(.revocationUnknown(certificate: certificate, detail: detail))
+    }
+
     /// A stable, bounded, value-free label of the reason, for metrics, logs and comparisons: `empty_chain`,
     /// `chain_too_long`, `untrusted_chain`, `expired`, `not_yet_valid`, `weak_key`, `weak_signature`,
-    /// `hostname_mismatch`, `invalid_host`, `pin_mismatch`, `certificate_not_pinned`, `host_not_evaluated` or
-    /// `misconfigured`. A code, once published, keeps its meaning; new reasons bring new codes.
+    /// `hostname_mismatch`, `invalid_host`, `pin_mismatch`, `certificate_not_pinned`, `host_not_evaluated`,
+    /// `misconfigured`, `revoked` or `revocation_unknown`. A code, once published, keeps its meaning; new reasons
+    /// bring new codes.
     public var code: String {
         switch self.backing {
         case .emptyChain: return "empty_chain"
@@ -125,18 +146,21 @@ public struct TrustFailureReason: Hashable, Sendable, CustomStringConvertible {
         case .certificateNotPinned: return "certificate_not_pinned"
         case .hostNotEvaluated: return "host_not_evaluated"
         case .misconfigured: return "misconfigured"
+        case .revoked: return "revoked"
+        case .revocationUnknown: return "revocation_unknown"
         }
     }
 
     /// The same as ``code``: a bounded, value-free label for metrics and logs (`"pin_mismatch"`, `"expired"`, …).
     public var shortDescription: String { self.code }
 
-    /// The subject of the certificate the reason is about, for `expired`, `not_yet_valid`, `weak_key` and
-    /// `weak_signature`; `nil` for the other reasons.
+    /// The subject of the certificate the reason is about, for `expired`, `not_yet_valid`, `weak_key`,
+    /// `weak_signature`, `revoked` and `revocation_unknown`; `nil` for the other reasons.
     public var certificate: String? {
         switch self.backing {
         case .expired(let certificate, _, _), .notYetValid(let certificate, _, _), .weakKey(let certificate, _, _, _),
-            .weakSignature(let certificate, _):
+            .weakSignature(let certificate, _), .revoked(let certificate, _, _, _),
+            .revocationUnknown(let certificate, _):
             return certificate
         default:
             return nil
@@ -160,10 +184,10 @@ public struct TrustFailureReason: Hashable, Sendable, CustomStringConvertible {
         return []
     }
 
-    /// What is wrong, in words, for `invalid_host` and `misconfigured`; `nil` for the other reasons.
+    /// What is wrong, in words, for `invalid_host`, `misconfigured` and `revocation_unknown`; `nil` for the other reasons.
     public var detail: String? {
         switch self.backing {
-        case .invalidHost(_, let detail), .misconfigured(let detail): return detail
+        case .invalidHost(_, let detail), .misconfigured(let detail), .revocationUnknown(_, let detail): return detail
         default: return nil
         }
     }
@@ -211,6 +235,12 @@ public struct TrustFailureReason: Hashable, Sendable, CustomStringConvertible {
             return "no trust evaluator is configured for host \(host) and all hosts must be evaluated"
         case .misconfigured(let detail):
             return "trust evaluator misconfigured: \(detail)"
+        case .revoked(let certificate, let revokedAt, let reason, let source):
+            let why = reason.map { " (reason: \($0))" } ?? ""
+            return "certificate \(certificate) was revoked at \(Self.format(revokedAt))\(why), according to \(source)"
+        case .revocationUnknown(let certificate, let detail):
+            return "the revocation status of certificate \(certificate) could not be established (\(detail)), and "
+                + "hard revocation checking requires it"
         }
     }
 

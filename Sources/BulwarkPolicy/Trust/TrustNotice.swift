@@ -1,3 +1,4 @@
+import Foundation
 import X509
 
 /// Something noteworthy about a trusted chain: each becomes a security event.
@@ -14,6 +15,8 @@ public struct TrustNotice: Hashable, Sendable, CustomStringConvertible {
         case validationDisabled(host: String)
         case hostNotValidated(host: String)
         case defaultValidationSkipped(host: String)
+        case revocationChecked(host: String, certificate: String, source: String, nextUpdate: Date?)
+        case revocationUnknown(host: String, certificate: String, why: String)
     }
 
     private let backing: Backing
@@ -65,7 +68,27 @@ public struct TrustNotice: Hashable, Sendable, CustomStringConvertible {
         case .validationDisabled: return "validation_disabled"
         case .hostNotValidated: return "host_not_validated"
         case .defaultValidationSkipped: return "default_validation_skipped"
+        case .revocationChecked: return "revocation_checked"
+        case .revocationUnknown: return "revocation_unknown"
         }
+    }
+
+    /// A certificate of the chain was found not revoked by `source` (a revocation list's issuer), whose answer holds
+    /// until `nextUpdate`.
+    public static func revocationChecked(
+        host: String,
+        certificate: String,
+        source: String,
+        nextUpdate: Date?
+    )
+        -> TrustNotice
+    {
+        TrustNotice(.revocationChecked(host: host, certificate: certificate, source: source, nextUpdate: nextUpdate))
+    }
+
+    /// A certificate's revocation status could not be established and soft checking let the connection go on.
+    public static func revocationUnknown(host: String, certificate: String, why: String) -> TrustNotice {
+        TrustNotice(.revocationUnknown(host: host, certificate: certificate, why: why))
     }
 
     /// The same as ``code``: a bounded, value-free label.
@@ -75,7 +98,8 @@ public struct TrustNotice: Hashable, Sendable, CustomStringConvertible {
     public var host: String {
         switch self.backing {
         case .pinMatched(let host, _, _), .pinSetExpired(let host, _), .validationDisabled(let host),
-            .hostNotValidated(let host), .defaultValidationSkipped(let host):
+            .hostNotValidated(let host), .defaultValidationSkipped(let host),
+            .revocationChecked(let host, _, _, _), .revocationUnknown(let host, _, _):
             return host
         case .reportOnlyPinViolation(let mismatch):
             return mismatch.host
@@ -124,6 +148,12 @@ public struct TrustNotice: Hashable, Sendable, CustomStringConvertible {
         case .defaultValidationSkipped(let host):
             return "WARNING: the chain for \(host) was not validated to trusted roots "
                 + "(performDefaultValidation: false); only the pins were checked"
+        case .revocationChecked(let host, let certificate, let source, let nextUpdate):
+            let until = nextUpdate.map { " (until \($0.formatted(.iso8601)))" } ?? ""
+            return "certificate \(certificate) of the chain for \(host) is not revoked, according to \(source)\(until)"
+        case .revocationUnknown(let host, let certificate, let why):
+            return "the revocation status of certificate \(certificate) of the chain for \(host) is unknown (\(why)); "
+                + "the connection went on (soft revocation checking)"
         }
     }
 }
@@ -136,6 +166,8 @@ extension TrustNotice {
         case .reportOnlyPinViolation: return .reportOnlyViolation
         case .pinSetExpired: return .pinSetExpired
         case .validationDisabled, .hostNotValidated, .defaultValidationSkipped: return .insecureOptionUsed
+        case .revocationChecked: return .revocationChecked
+        case .revocationUnknown: return .revocationUnknown
         }
     }
 }
