@@ -11,6 +11,7 @@ let package = Package(
         .package(name: "Bulwark", path: ".."),
         .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
         .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-nio-http2.git", from: "1.46.0"),
     ],
@@ -24,6 +25,7 @@ let package = Package(
                 .product(name: "BulwarkPolicy", package: "Bulwark"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
         // The client's HTTP/1.1 and HTTP/2 pipeline: its handlers are internal, so this target imports Bulwark with

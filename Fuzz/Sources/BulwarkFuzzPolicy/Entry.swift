@@ -8,6 +8,7 @@ let fuzzTargets: [String: @Sendable (FuzzInput) -> Void] = [
     "cookies": CookiesTarget.run,
     "certificates": CertificatesTarget.run,
     "event-log": EventLogTarget.run,
+    "crl": CRLTarget.run,
 ]
 
 /// The target chosen at start-up; read by the libFuzzer callback, which cannot capture context.

@@ -39,8 +39,10 @@ public struct CertificateRevocationList: Sendable {
     /// The algorithm that signed the list.
     public let signatureAlgorithm: Certificate.SignatureAlgorithm
     let scope: IssuingDistributionPoint
-    let signedBytes: [UInt8]
-    let signature: [UInt8]
+    /// The DER bytes the signature covers (`TBSCertList`).
+    public let signedBytes: [UInt8]
+    /// The signature's bytes (for ECDSA, the DER `ECDSA-Sig-Value`).
+    public let signature: [UInt8]
     private let entries: [Certificate.SerialNumber: Entry]
 
     /// The number of revoked certificates on the list.
