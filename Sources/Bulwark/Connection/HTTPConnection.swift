@@ -75,11 +75,9 @@ final class HTTP2Connection: Sendable {
         let handlerPromise = eventLoop.makePromise(of: NIOLoopBound<HTTPExchangeHandler>.self)
         let streamFuture = self.multiplexer.value.createStreamChannel { stream in
             do {
-                let sync = stream.pipeline.syncOperations
-                try sync.addHandler(SensitiveHeaderHandler(names: sensitiveHeaderNames))
-                try sync.addHandler(HTTP2FramePayloadToHTTP1ClientCodec(httpProtocol: .https))
-                let handler = try Connector.addResponseHandlers(
-                    to: sync,
+                let handler = try Self.addStreamHandlers(
+                    to: stream.pipeline.syncOperations,
+                    sensitiveHeaderNames: sensitiveHeaderNames,
                     host: host,
                     decompression: decompression,
                     idleRead: idleRead
@@ -95,6 +93,25 @@ final class HTTP2Connection: Sendable {
             handlerPromise.fail(error)
             throw HTTPExchangeHandler.map(error, host: host)
         }
+    }
+
+    /// The handlers of one HTTP/2 stream, from the frames to the exchange handler it returns.
+    static func addStreamHandlers(
+        to sync: ChannelPipeline.SynchronousOperations,
+        sensitiveHeaderNames: Set<String>,
+        host: String,
+        decompression: BulwarkClient.Decompression?,
+        idleRead: TimeAmount
+    ) throws -> HTTPExchangeHandler {
+        try sync.addHandler(SensitiveHeaderHandler(names: sensitiveHeaderNames))
+        try sync.addHandler(HTTP2ResponseStatusValidator(host: host))
+        try sync.addHandler(HTTP2FramePayloadToHTTP1ClientCodec(httpProtocol: .https))
+        return try Connector.addResponseHandlers(
+            to: sync,
+            host: host,
+            decompression: decompression,
+            idleRead: idleRead
+        )
     }
 }
 
