@@ -293,6 +293,17 @@ final class Harness {
             violated("the connection is given back once", "given back \(self.outcome.completions.count) times")
         }
         trace("\(scenario.http2 ? "h2" : "h1") \(head) body \(self.outcome.bodyBytes) \(self.outcome.bodyEnd as Any)")
+        if case .abandoned = self.outcome.bodyEnd {
+            // The caller dropped the body after its first part. The connection may still be given back reusable:
+            // the handler reads on, and whether the response ended before the close is the handler's business, not
+            // the caller's (the input may hold the whole response in one read). Only the keep-alive rules apply.
+            if self.outcome.completions[0], let response,
+                !scenario.head.isKeepAlive || !response.isKeepAlive || response.status == .switchingProtocols
+            {
+                violated("only a keep-alive exchange gives its connection back", "\(scenario.head) \(response)")
+            }
+            return
+        }
         guard let response, case .finished = self.outcome.bodyEnd else {
             if self.outcome.completions[0] {
                 violated("a failed exchange leaves the connection unusable", "reusable after \(head)")
