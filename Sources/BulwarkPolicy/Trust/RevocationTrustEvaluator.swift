@@ -65,8 +65,9 @@ public struct RevocationTrustEvaluator: ServerTrustEvaluating {
             let issuer = path[index + 1]
             let subject = String(describing: certificate.subject)
             let status: RevocationStatus
+            let list = self.store.list(issuedBy: issuer.subject)
             do {
-                guard let list = self.store.list(issuedBy: issuer.subject) else {
+                guard let list else {
                     throw RevocationError.outOfScope("no revocation list of \(issuer.subject) is loaded")
                 }
                 status = try list.status(of: certificate, issuer: issuer, at: time, clockSkew: self.clockSkew)
@@ -102,7 +103,7 @@ public struct RevocationTrustEvaluator: ServerTrustEvaluating {
                     host: host,
                     certificate: subject,
                     source: status.source,
-                    nextUpdate: self.store.list(issuedBy: issuer.subject)?.nextUpdate
+                    nextUpdate: list?.nextUpdate
                 )
             )
         }
