@@ -9,6 +9,7 @@ let fuzzTargets: [String: @Sendable (FuzzInput) -> Void] = [
     "certificates": CertificatesTarget.run,
     "event-log": EventLogTarget.run,
     "crl": CRLTarget.run,
+    "ocsp": OCSPTarget.run,
 ]
 
 /// The target chosen at start-up; read by the libFuzzer callback, which cannot capture context.

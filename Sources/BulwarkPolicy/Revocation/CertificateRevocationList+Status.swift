@@ -25,10 +25,11 @@ extension CertificateRevocationList {
             throw .stale(nextUpdate: nextUpdate, evaluatedAt: time)
         }
         try self.checkScope(certificate)
+        let source = String(describing: self.issuer)
         if let entry = self.entry(for: certificate.serialNumber) {
-            return .revoked(entry, issuer: String(describing: self.issuer))
+            return .revoked(entry, source: source, method: .crl, thisUpdate: self.thisUpdate, nextUpdate: nextUpdate)
         }
-        return .good(issuer: String(describing: self.issuer))
+        return .good(source: source, method: .crl, thisUpdate: self.thisUpdate, nextUpdate: nextUpdate)
     }
 
     private func checkIssuer(of certificate: Certificate, issuer: Certificate) throws(RevocationError) {

@@ -2,6 +2,21 @@ import Foundation
 
 /// What a revocation source said about one certificate.
 public struct RevocationStatus: Hashable, Sendable, CustomStringConvertible {
+    /// How the status was learnt: from a certificate revocation list or from an OCSP responder.
+    public struct Method: Hashable, Sendable, CustomStringConvertible {
+        private let name: String
+
+        private init(_ name: String) { self.name = name }
+
+        /// A certificate revocation list (RFC 5280).
+        public static let crl = Method("CRL")
+        /// An OCSP response (RFC 6960).
+        public static let ocsp = Method("OCSP")
+
+        /// `CRL` or `OCSP`.
+        public var description: String { self.name }
+    }
+
     private enum Backing: Hashable, Sendable {
         case good
         case revoked(CertificateRevocationList.Entry)
@@ -9,22 +24,60 @@ public struct RevocationStatus: Hashable, Sendable, CustomStringConvertible {
 
     private let backing: Backing
 
-    /// Who said it: the revocation list's issuer (or, later, the OCSP responder).
+    /// Who said it: the revocation list's issuer or the OCSP responder.
     public let source: String
+    /// How it was said: by a revocation list or an OCSP response.
+    public let method: Method
+    /// When the information was current (the list's or the response's `thisUpdate`), when known.
+    public let thisUpdate: Date?
+    /// When newer information will be available at the latest (`nextUpdate`), when known.
+    public let nextUpdate: Date?
 
-    private init(_ backing: Backing, source: String) {
+    private init(_ backing: Backing, source: String, method: Method, thisUpdate: Date?, nextUpdate: Date?) {
         self.backing = backing
         self.source = source
+        self.method = method
+        self.thisUpdate = thisUpdate
+        self.nextUpdate = nextUpdate
     }
 
-    /// The certificate is not revoked.
+    /// The certificate is not revoked, according to the revocation list of `issuer`.
     public static func good(issuer: String) -> RevocationStatus {
-        RevocationStatus(.good, source: issuer)
+        RevocationStatus(.good, source: issuer, method: .crl, thisUpdate: nil, nextUpdate: nil)
     }
 
-    /// The certificate is revoked, as `entry` records.
+    /// The certificate is revoked, as `entry` of the revocation list of `issuer` records.
     public static func revoked(_ entry: CertificateRevocationList.Entry, issuer: String) -> RevocationStatus {
-        RevocationStatus(.revoked(entry), source: issuer)
+        RevocationStatus(.revoked(entry), source: issuer, method: .crl, thisUpdate: nil, nextUpdate: nil)
+    }
+
+    /// The certificate is not revoked, according to `source` (a list's issuer or an OCSP responder), by `method`,
+    /// with information current from `thisUpdate` until `nextUpdate`.
+    public static func good(
+        source: String,
+        method: Method,
+        thisUpdate: Date?,
+        nextUpdate: Date?
+    ) -> RevocationStatus {
+        RevocationStatus(.good, source: source, method: method, thisUpdate: thisUpdate, nextUpdate: nextUpdate)
+    }
+
+    /// The certificate is revoked, as `entry` records, according to `source` (a list's issuer or an OCSP
+    /// responder), by `method`, with information current from `thisUpdate` until `nextUpdate`.
+    public static func revoked(
+        _ entry: CertificateRevocationList.Entry,
+        source: String,
+        method: Method,
+        thisUpdate: Date?,
+        nextUpdate: Date?
+    ) -> RevocationStatus {
+        RevocationStatus(
+            .revoked(entry),
+            source: source,
+            method: method,
+            thisUpdate: thisUpdate,
+            nextUpdate: nextUpdate
+        )
     }
 
     /// Whether the certificate is revoked.
@@ -40,8 +93,9 @@ public struct RevocationStatus: Hashable, Sendable, CustomStringConvertible {
     public var code: String { self.isRevoked ? "revoked" : "good" }
 
     public var description: String {
-        guard let entry = self.revocation else { return "not revoked (according to \(self.source))" }
+        let by = self.method == .ocsp ? ", by OCSP" : ""
+        guard let entry = self.revocation else { return "not revoked (according to \(self.source)\(by))" }
         let reason = entry.reason.map { ", reason: \($0)" } ?? ""
-        return "revoked on \(entry.revocationDate.formatted(.iso8601)) by \(self.source)\(reason)"
+        return "revoked on \(entry.revocationDate.formatted(.iso8601)) by \(self.source)\(reason)\(by)"
     }
 }

@@ -1,0 +1,147 @@
+import Foundation
+import X509
+
+extension OCSPResponse {
+    /// Verifies this response for `request`, made for `certificate`, whose issuer is `issuer` (the next certificate
+    /// of the verified path), at `time`, and returns the certificate's status.
+    ///
+    /// The response must be `successful`; signed by the issuer itself, or by a delegated responder whose certificate
+    /// (sent in the response) the issuer signed, with the extended key usage `OCSPSigning` and valid at `time`; hold
+    /// an answer for the request's certificate; echo the request's nonce if it carries one (a response without a
+    /// nonce is accepted: RFC 5019 responders precompute their answers); and be current (`producedAt` and
+    /// `thisUpdate` ≤ time ≤ `nextUpdate`, each allowing `clockSkew` seconds; `nextUpdate` is required). An answer
+    /// `unknown` throws too: the response then tells nothing reliable about the certificate.
+    public func status(
+        for request: OCSPRequest,
+        certificate: Certificate,
+        issuer: Certificate,
+        at time: Date = Date(),
+        clockSkew: TimeInterval = 300
+    ) throws(RevocationError) -> RevocationStatus {
+        guard self.responseStatus == .successful, let responderID = self.responderID,
+            let producedAt = self.producedAt, let algorithm = self.signatureAlgorithm
+        else {
+            throw .responderError(status: String(describing: self.responseStatus))
+        }
+        guard try OCSPCertificateID(certificate: certificate, issuer: issuer) == request.certificateID else {
+            throw .requestMismatch
+        }
+        let source = try self.checkSigner(responderID, algorithm: algorithm, issuer: issuer, at: time, skew: clockSkew)
+        let responder = source.hasPrefix("the OCSP responder") ? source : "the OCSP responder \"\(source)\""
+        guard let answer = self.responses.first(where: { $0.certificateID == request.certificateID }) else {
+            throw .noMatchingResponse(responder: responder)
+        }
+        if let sent = request.nonce, let echoed = self.nonce, sent != echoed {
+            throw .nonceMismatch
+        }
+        for issued in [producedAt, answer.thisUpdate] where issued > time + clockSkew {
+            throw .notYetValid("OCSP response", thisUpdate: issued, evaluatedAt: time)
+        }
+        guard let nextUpdate = answer.nextUpdate else { throw .missingNextUpdate("OCSP response") }
+        guard time - clockSkew <= nextUpdate else {
+            throw .stale("OCSP response", nextUpdate: nextUpdate, evaluatedAt: time)
+        }
+        let status = answer.certificateStatus
+        if let revocationTime = status.revocationTime {
+            let entry = CertificateRevocationList.Entry(
+                serialNumber: answer.certificateID.serialNumber,
+                revocationDate: revocationTime,
+                reason: status.reason,
+                invalidityDate: nil
+            )
+            return .revoked(entry, source: source, method: .ocsp, thisUpdate: answer.thisUpdate, nextUpdate: nextUpdate)
+        }
+        guard status == .good else { throw .unknownToResponder(responder: responder) }
+        return .good(source: source, method: .ocsp, thisUpdate: answer.thisUpdate, nextUpdate: nextUpdate)
+    }
+
+    /// The algorithms a delegated responder's certificate may be signed with (SHA-1 is refused, as on lists).
+    private static let acceptedCertificateAlgorithms: Set<Certificate.SignatureAlgorithm> = [
+        .ecdsaWithSHA256, .ecdsaWithSHA384, .ecdsaWithSHA512,
+        .sha256WithRSAEncryption, .sha384WithRSAEncryption, .sha512WithRSAEncryption, .ed25519,
+    ]
+
+    /// Finds who signed the response (the issuer, or a delegated responder the issuer authorized), checks the
+    /// signature, and returns the signer's description.
+    private func checkSigner(
+        _ responderID: ResponderID,
+        algorithm: Certificate.SignatureAlgorithm,
+        issuer: Certificate,
+        at time: Date,
+        skew: TimeInterval
+    ) throws(RevocationError) -> String {
+        let issuerName = String(describing: issuer.subject)
+        let signer: Certificate
+        let source: String
+        if Self.matches(issuer, responderID) {
+            signer = issuer
+            source = Self.description(of: responderID, signer: issuer, issuer: issuer)
+        } else {
+            guard let delegate = self.certificates.first(where: { Self.matches($0, responderID) }) else {
+                throw .unauthorizedResponder(
+                    responder: responderID.description,
+                    issuer: issuerName,
+                    detail: "the response carries no certificate of it"
+                )
+            }
+            source = Self.description(of: responderID, signer: delegate, issuer: issuer)
+            try Self.checkDelegate(delegate, responder: source, issuer: issuer, at: time, skew: skew)
+            signer = delegate
+        }
+        guard signer.publicKey.isValidSignature(self.signature, for: self.signedBytes, signatureAlgorithm: algorithm)
+        else {
+            throw .badSignature("OCSP response", signer: String(describing: signer.subject))
+        }
+        return source
+    }
+
+    /// A delegated responder must be certified by the issuer for signing OCSP responses, and valid now.
+    private static func checkDelegate(
+        _ delegate: Certificate,
+        responder: String,
+        issuer: Certificate,
+        at time: Date,
+        skew: TimeInterval
+    ) throws(RevocationError) {
+        let issuerName = String(describing: issuer.subject)
+        func refuse(_ detail: String) -> RevocationError {
+            .unauthorizedResponder(responder: responder, issuer: issuerName, detail: detail)
+        }
+        guard delegate.issuer == issuer.subject else {
+            throw refuse("its certificate was issued by \"\(delegate.issuer)\"")
+        }
+        guard Self.acceptedCertificateAlgorithms.contains(delegate.signatureAlgorithm) else {
+            throw refuse("its certificate is signed with \(delegate.signatureAlgorithm), which is not accepted")
+        }
+        guard issuer.publicKey.isValidSignature(delegate.signature, for: delegate) else {
+            throw refuse("its certificate's signature does not verify with the issuer's key")
+        }
+        let usages = try? delegate.extensions.extendedKeyUsage
+        guard let usages, usages.contains(.ocspSigning) else {
+            throw refuse("its certificate lacks the extended key usage OCSPSigning")
+        }
+        guard delegate.notValidBefore <= time + skew, time - skew <= delegate.notValidAfter else {
+            throw refuse(
+                "its certificate is valid from \(delegate.notValidBefore.formatted(.iso8601)) to "
+                    + "\(delegate.notValidAfter.formatted(.iso8601)), not at \(time.formatted(.iso8601))"
+            )
+        }
+    }
+
+    private static func matches(_ certificate: Certificate, _ responderID: ResponderID) -> Bool {
+        switch responderID {
+        case .byName(let name): return certificate.subject == name
+        case .byKey(let hash): return OCSPCertificateID.keyHash(of: certificate) == hash
+        }
+    }
+
+    /// The responder's name, or "the OCSP responder of ISSUER" when the response names it by key only.
+    private static func description(of responderID: ResponderID, signer: Certificate, issuer: Certificate) -> String {
+        switch responderID {
+        case .byName(let name): return String(describing: name)
+        case .byKey:
+            if signer == issuer { return "the OCSP responder of \(issuer.subject)" }
+            return String(describing: signer.subject)
+        }
+    }
+}
