@@ -8,9 +8,13 @@ import X509
 ///
 /// The evaluator runs with `enforcesRootProfile` on: the suite's anchors stand for publicly-trusted roots.
 ///
+/// A case with revocation lists (`has-crl`) runs the evaluator inside a ``RevocationTrustEvaluator`` in hard mode,
+/// CRLs only, network access disabled, with the case's lists loaded into its store: every certificate of the path but
+/// the root needs a usable list of its issuer saying it is not revoked.
+///
 /// Cases for what the engine does not model are skipped with the reason: client certificates (Bulwark validates
-/// servers), CRLs (revocation is not checked from CRLs), checks that need the public suffix list, and the
-/// consistency of the subject's common name with the SAN (Bulwark never reads the common name).
+/// servers), checks that need the public suffix list, and the consistency of the subject's common name with the SAN
+/// (Bulwark never reads the common name).
 public enum LimboRunner {
     public static let harnessName = "bulwark"
 
@@ -92,11 +96,22 @@ public enum LimboRunner {
         options.maximumIntermediates = testCase.maxChainDepth
         // The suite's anchors stand for publicly-trusted roots, which the CA/Browser Forum root profile governs.
         options.enforcesRootProfile = true
-        let evaluator = DefaultTrustEvaluator(
+        var evaluator: any ServerTrustEvaluating = DefaultTrustEvaluator(
             roots: .custom(anchors),
             options: options,
             validateHost: testCase.expectedPeerName != nil
         )
+        if let lists = testCase.crls, !lists.isEmpty {
+            let store = RevocationStore()
+            for list in lists {
+                do {
+                    try store.load(crl: Array(list.utf8))
+                } catch {
+                    return result(.failure, "revocation list refused: \(error)")
+                }
+            }
+            evaluator = RevocationTrustEvaluator(evaluator, method: .crl, mode: .hard, store: store)
+        }
         let host = testCase.expectedPeerName?.value ?? "unnamed.invalid"
         let decision = await evaluator.evaluate(peer + intermediates, forHost: host, at: time)
         switch decision {
@@ -122,9 +137,6 @@ public enum LimboRunner {
             return "client certificate validation is not modelled: Bulwark validates servers"
         }
         let features = testCase.features ?? []
-        if features.contains("has-crl") {
-            return "CRLs are not modelled: Bulwark does not check revocation from CRLs"
-        }
         if features.contains("pedantic-public-suffix-wildcard") {
             return "needs the public suffix list, which Bulwark does not carry"
         }

@@ -19,6 +19,8 @@ struct LimboTestCase: Decodable, Sendable, Equatable {
     var expectedResult: String
     var expectedPeerName: PeerName?
     var maxChainDepth: Int?
+    /// PEM revocation lists to check the chain against (cases with the `has-crl` feature).
+    var crls: [String]?
 
     enum CodingKeys: String, CodingKey {
         case id
@@ -33,6 +35,7 @@ struct LimboTestCase: Decodable, Sendable, Equatable {
         case expectedResult = "expected_result"
         case expectedPeerName = "expected_peer_name"
         case maxChainDepth = "max_chain_depth"
+        case crls
     }
 
     /// bettertls cases or the rest ("core").

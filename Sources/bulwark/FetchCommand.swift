@@ -23,6 +23,9 @@ struct FetchCommand: AsyncParsableCommand {
 
     @OptionGroup var policy: PolicyOptions
 
+    @Option(help: RevocationOption.help)
+    var revocation: RevocationOption = .off
+
     @Option(
         name: .customLong("allow-host"),
         help:
@@ -89,7 +92,7 @@ struct FetchCommand: AsyncParsableCommand {
             _ = try await client.execute(request)
         }
         guard let host = request.url.host else { throw ValidationError("\"\(self.url)\" has no host") }
-        var configuration = try self.policy.configuration(host: host)
+        var configuration = try self.policy.configuration(host: host, revocation: self.revocation)
         if !self.allowedHosts.isEmpty {
             configuration.allowlist = try HostAllowlist(patterns: self.allowedHosts)
         }

@@ -10,7 +10,9 @@ struct InspectCommand: AsyncParsableCommand {
             Connects with TLS only (no HTTP request is sent), prints every certificate the server presented with \
             its subject, issuer, validity, names and pins, then the verdict of the trust policy and, when \
             trusted, the verified chain the pins were checked against: `openssl s_client -showcerts` and a trust \
-            dump in one command. \(FailureExit.help)
+            dump in one command. With --revocation soft (the default) or hard, each certificate of the verified \
+            chain is checked for revocation and its status is printed with its source and the answer's validity. \
+            \(FailureExit.help)
             """
     )
 
@@ -19,6 +21,9 @@ struct InspectCommand: AsyncParsableCommand {
 
     @OptionGroup var policy: PolicyOptions
 
+    @Option(help: RevocationOption.help)
+    var revocation: RevocationOption = .soft
+
     func run() async throws {
         let (host, port) = try self.hostAndPort()
         print("Connecting to \(host):\(port)")
@@ -26,14 +31,17 @@ struct InspectCommand: AsyncParsableCommand {
             let stream = try await TLSStream.connect(
                 host: host,
                 port: port,
-                configuration: try self.policy.configuration(host: host)
+                configuration: try self.policy.configuration(host: host, revocation: self.revocation)
             )
             defer { Task { try? await stream.close() } }
             self.printChain("Presented chain", stream.serverTrust.presentedChain.map(CertificateSummary.init))
             print("Verdict: trusted")
             if let trusted = stream.serverTrust.trustedChain {
                 self.printChain("Verified chain", trusted.certificates.map(CertificateSummary.init))
-                for notice in trusted.notices { print("Notice: \(notice)") }
+                self.printRevocation(trusted.notices)
+                for notice in trusted.notices where notice.revocationCheck == nil && notice.unknownRevocation == nil {
+                    print("Notice: \(notice)")
+                }
             }
         } catch let error as BulwarkError {
             if let refusal = error.trustRefusal {
@@ -51,6 +59,27 @@ struct InspectCommand: AsyncParsableCommand {
         } catch {
             printError("bulwark inspect: \(error)")
             throw ExitCode(FailureExit.code(for: error))
+        }
+    }
+
+    /// One line per checked certificate: its status, the method and source, and the answer's validity.
+    private func printRevocation(_ notices: [TrustNotice]) {
+        guard self.revocation != .off else { return }
+        print("Revocation (\(self.revocation.rawValue)):")
+        for notice in notices {
+            if let check = notice.revocationCheck {
+                let status = check.status
+                print("  \(check.certificate): \(status.code)")
+                print(
+                    "      source:     \(status.source), \(check.method) from \(check.origin)\(check.cached ? " (cached)" : "")"
+                )
+                let thisUpdate = status.thisUpdate.map { $0.formatted(.iso8601) } ?? "(not given)"
+                let nextUpdate = status.nextUpdate.map { $0.formatted(.iso8601) } ?? "(not given)"
+                print("      valid:      \(thisUpdate) to \(nextUpdate)")
+            } else if let unknown = notice.unknownRevocation {
+                print("  \(unknown.certificate): unknown")
+                print("      why:        \(unknown.reason)")
+            }
         }
     }
 

@@ -23,8 +23,8 @@ struct PolicyOptions: ParsableArguments {
     @Option(help: "Connect HOST:PORT to ADDR instead of resolving HOST, as curl's --resolve.")
     var resolve: [String] = []
 
-    /// A client configuration whose policy covers exactly `host`.
-    func configuration(host: String) throws -> BulwarkClient.Configuration {
+    /// A client configuration whose policy covers exactly `host`, with revocation checking as `revocation` says.
+    func configuration(host: String, revocation: RevocationOption = .off) throws -> BulwarkClient.Configuration {
         var anchors: [Certificate] = []
         for file in self.caFiles {
             anchors += try CertificateLoader.certificates(atPath: file)
@@ -39,8 +39,14 @@ struct PolicyOptions: ParsableArguments {
                 roots: roots
             )
         }
+        let checked: any ServerTrustEvaluating =
+            switch revocation {
+            case .off: evaluator
+            case .soft: evaluator.checkingRevocation(mode: .soft)
+            case .hard: evaluator.checkingRevocation(mode: .hard)
+            }
         var configuration = BulwarkClient.Configuration(
-            trust: ServerTrustManager(patterns: [(try HostPattern.exact(host), evaluator)])
+            trust: ServerTrustManager(patterns: [(try HostPattern.exact(host), checked)])
         )
         if self.tls13 { configuration.tls.minimumVersion = .tls13 }
         for entry in self.resolve {
@@ -54,6 +60,24 @@ struct PolicyOptions: ParsableArguments {
         }
         return configuration
     }
+}
+
+/// `--revocation`: whether and how strictly certificates are checked for revocation (OCSP, then CRL).
+enum RevocationOption: String, ExpressibleByArgument, CaseIterable {
+    /// Every certificate of the verified chain needs a "not revoked" answer.
+    case hard
+    /// Only a definite "revoked" refuses; an unknown status is reported.
+    case soft
+    /// No revocation check.
+    case off
+
+    static let help = ArgumentHelp(
+        "Check the verified chain for revoked certificates: hard (an unknown status refuses), soft (only a revoked "
+            + "certificate refuses) or off.",
+        discussion: "The check asks each certificate's OCSP responder, then fetches its CRL, over http:// (the "
+            + "answers are signed), with a 3 s timeout per fetch.",
+        valueName: "hard|soft|off"
+    )
 }
 
 /// Exit statuses per failure class, shared by `fetch` and `inspect`.

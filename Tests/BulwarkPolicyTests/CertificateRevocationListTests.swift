@@ -181,6 +181,21 @@ struct CertificateRevocationListTests {
         )
     }
 
+    /// RFC 5280 5.2.3: the CRL number MUST be present and MUST NOT be critical (x509-limbo's
+    /// `crl::crlnumber-missing` and `crl::crlnumber-critical` were accepted before this).
+    @Test func aListWithoutACRLNumberOrWithACriticalOneIsRefused() throws {
+        let missing = self.code { _ = try self.list { $0.extensions.removeAll { $0.oid == [2, 5, 29, 20] } } }
+        #expect(missing == "malformed")
+        let critical = self.code {
+            _ = try self.list {
+                $0.extensions = $0.extensions.map { item in
+                    item.oid == [2, 5, 29, 20] ? .init(oid: item.oid, critical: true, value: item.value) : item
+                }
+            }
+        }
+        #expect(critical == "malformed")
+    }
+
     @Test func deltaIndirectAndReasonPartitionedListsAreRefusedClearly() throws {
         let delta = Certificate.Extension(oid: [2, 5, 29, 27], critical: true, value: [0x02, 0x01, 0x01])
         var refusal: RevocationError?

@@ -44,7 +44,12 @@ struct RevocationTrustEvaluatorTests {
     ) async
         -> TrustDecision
     {
-        let evaluator = RevocationTrustEvaluator(.default(roots: Chains.roots(self.chain)), store: store, mode: mode)
+        let evaluator = RevocationTrustEvaluator(
+            .default(roots: Chains.roots(self.chain)),
+            method: .crl,
+            mode: mode,
+            store: store
+        )
         return await evaluator.evaluate(self.chain.presentedChain, forHost: host, at: self.now)
     }
 

@@ -13,7 +13,11 @@ struct SecurityEventDetailsTests {
             (.from, "from"), (.to, "to"), (.target, "target"), (.location, "location"), (.status, "status"),
             (.method, "method"), (.reason, "reason"), (.headers, "headers"), (.scheme, "scheme"),
             (.pattern, "pattern"), (.port, "port"), (.ambiguity, "ambiguity"), (.presented, "presented"),
-            (.verified, "verified"), (.cached, "cached"), (.credentials, "credentials"), (.cookies, "cookies"),
+            (.verified, "verified"), (.cached, "cached"), (.certificate, "certificate"),
+            (.serialNumber, "serial_number"), (.revocationMethod, "revocation_method"), (.source, "source"),
+            (.fetchedFrom, "fetched_from"), (.revocationStatus, "revocation_status"), (.nextUpdate, "next_update"),
+            (.revokedAt, "revoked_at"), (.revocationReason, "revocation_reason"),
+            (.credentials, "credentials"), (.cookies, "cookies"),
             (.connectionsClosed, "connections_closed"), (.bytes, "bytes"), (.failures, "failures"),
             (.dropped, "dropped"), (.capacity, "capacity"),
         ]

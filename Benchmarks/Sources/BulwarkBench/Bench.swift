@@ -50,7 +50,7 @@ struct Bench {
             await bench.attempt("keepalive-c32", unit: "req/s") { try await $0.keepAlive(concurrency: 32) }
         }
         if options.selected("newconn") || options.selected("newconn-pinned") || options.selected("newconn-cached")
-            || options.selected("newconn-pinned-cached")
+            || options.selected("newconn-pinned-cached") || options.selected("newconn-revocation")
         {
             await bench.attempt("newconn", unit: "req/s") { try await $0.newConnections() }
         }
@@ -110,17 +110,36 @@ struct Bench {
         )
     }
 
+    /// The default evaluator followed by hard CRL revocation checking, with the lists of the root and the
+    /// intermediate in the store (what a warm cache holds) and the network disabled: every handshake checks the leaf
+    /// and the intermediate against them.
+    func revocationEvaluator() throws -> any ServerTrustEvaluating {
+        let store = RevocationStore()
+        for issuer in [self.chain.root, self.chain.intermediate!] {
+            let builder = CRLBuilder(
+                issuer: issuer.certificate.subject,
+                thisUpdate: Date() - 3_600,
+                nextUpdate: Date() + 86_400
+            )
+            try store.load(crl: try builder.der(signedBy: issuer))
+        }
+        return .revocation(self.defaultEvaluator, method: .crl, mode: .hard, store: store, networkAccessDisabled: true)
+    }
+
     /// `cached`: with Bulwark's trust-decision cache (the library default). The uncached clients evaluate every
     /// chain in full, which is what the `newconn` goal measures.
     func makeBulwark(
         pinned: Bool = false,
         cached: Bool = false,
+        revocation: Bool = false,
         maximumConnections: Int = 32
     ) throws -> BulwarkBenchClient {
         try BulwarkBenchClient(
-            label: (pinned ? "bulwark-pinned" : "bulwark") + (cached ? "-cached" : ""),
+            label: (pinned ? "bulwark-pinned" : "bulwark") + (cached ? "-cached" : "")
+                + (revocation ? "-revocation" : ""),
             target: self.target,
-            evaluator: pinned ? try self.pinnedEvaluator() : self.defaultEvaluator,
+            evaluator: revocation
+                ? try self.revocationEvaluator() : pinned ? try self.pinnedEvaluator() : self.defaultEvaluator,
             maximumConnections: maximumConnections,
             decisionCache: cached,
             sharedEventLoops: self.options.sharedEventLoops
@@ -266,6 +285,10 @@ struct Bench {
         if withCached || self.options.profileNewConnections != nil {
             clients += [try self.makeBulwark(cached: true), try self.makeBulwark(pinned: true, cached: true)]
         }
+        let withRevocation = self.options.selected("newconn-revocation")
+        if withRevocation || self.options.profileNewConnections != nil {
+            clients.append(try self.makeBulwark(revocation: true))
+        }
         if let label = self.options.profileNewConnections {
             for client in clients where client.label != label { try await client.shutdown() }
             clients = clients.filter { $0.label == label }
@@ -312,6 +335,17 @@ struct Bench {
             ("pinned_over_unpinned", .number(series.medianRate("bulwark-pinned") / series.medianRate("bulwark")))
         )
         self.results.append(pinned)
+        if withRevocation {
+            var revocation = self.requestResult("newconn-revocation", series: series, label: "bulwark-revocation")
+            let overPlain = series.medianRate("bulwark-revocation") / series.medianRate("bulwark")
+            revocation.details =
+                "hard CRL checking of leaf and intermediate, lists in the store (warm cache), decision cache off; "
+                + "revocation on / off \(format(overPlain, digits: 3)); " + revocation.details
+            revocation.extra.append(("revocation_over_plain", .number(overPlain)))
+            revocation.goal = "revocation on / off ≥ 0.95"
+            revocation.met = overPlain >= 0.95
+            self.results.append(revocation)
+        }
         if withCached {
             var cached = self.requestResult("newconn-cached", series: series, label: "bulwark-cached")
             cached.details =

@@ -51,7 +51,7 @@ struct Options: Sendable {
                             [--shared-event-loops] [--download-bytes N]
         Benchmarks Bulwark against AsyncHTTPClient on one local TLS server (HTTP/1.1), alternating the two
         clients in rounds and reporting medians. Names: keepalive-c1 keepalive-c32 newconn newconn-pinned
-        newconn-cached newconn-pinned-cached trust-eval download hostmatch-10 hostmatch-1000 hostmatch-10000 limbo
+        newconn-cached newconn-pinned-cached newconn-revocation trust-eval download hostmatch-10 hostmatch-1000 hostmatch-10000 limbo
         encode-html (the newconn rows run together, in the same rounds).
         By default the server and each client run on their own event loop group; --shared-event-loops puts them
         all on NIO's singleton group (what an app using the defaults does).

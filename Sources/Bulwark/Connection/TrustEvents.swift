@@ -1,4 +1,5 @@
 import BulwarkPolicy
+import Foundation
 import X509
 
 /// Turns trust decisions into security events: one per handshake, plus one per notice.
@@ -32,14 +33,21 @@ enum TrustEvents {
             }
         case .refused(let refusal):
             let pinFailure = refusal.reasons.contains { $0.pinMismatch != nil }
-            let revoked = refusal.reasons.contains { $0.code == "revoked" }
+            let revoked = refusal.reasons.first { $0.code == "revoked" }
+            var details: SecurityEvent.Details = [.presented: .lines(refusal.presentedChain.map(\.pinLine))]
+            if let revoked, let revocation = revoked.revocation {
+                details[.certificate] = revoked.certificate.map { .text($0) }
+                details[.serialNumber] = .text(revocation.serialNumber)
+                details[.revokedAt] = .text(revocation.revokedAt.formatted(.iso8601))
+                details[.revocationReason] = revocation.reason.map { .text($0) }
+            }
             monitor.record(
                 SecurityEvent(
-                    kind: revoked ? .certificateRevoked : pinFailure ? .pinFailed : .trustRefused,
+                    kind: revoked != nil ? .certificateRevoked : pinFailure ? .pinFailed : .trustRefused,
                     host: refusal.host,
                     reason: refusal.shortDescription,
                     message: String(describing: refusal),
-                    details: [.presented: .lines(refusal.presentedChain.map(\.pinLine))]
+                    details: details
                 )
             )
         }
@@ -50,7 +58,8 @@ enum TrustEvents {
             kind: notice.eventKind,
             host: host,
             reason: notice.shortDescription,
-            message: String(describing: notice)
+            message: String(describing: notice),
+            details: notice.eventDetails
         )
     }
 }

@@ -52,6 +52,27 @@ extension SecurityEvent {
         /// Whether the trust decision was reused from the client's cache (flag).
         public static let cached = DetailKey("cached")
 
+        // Revocation.
+
+        /// The subject of the certificate a revocation check was about (text).
+        public static let certificate = DetailKey("certificate")
+        /// The serial number of that certificate, in hexadecimal (text).
+        public static let serialNumber = DetailKey("serial_number")
+        /// How its status was established: `CRL` or `OCSP` (text).
+        public static let revocationMethod = DetailKey("revocation_method")
+        /// Who said so: the CRL's issuer or the OCSP responder (text).
+        public static let source = DetailKey("source")
+        /// The distribution point or responder the answer came from, or `a loaded list` (text).
+        public static let fetchedFrom = DetailKey("fetched_from")
+        /// The status: `good` or `revoked` (text).
+        public static let revocationStatus = DetailKey("revocation_status")
+        /// Until when the answer holds, ISO 8601 (text).
+        public static let nextUpdate = DetailKey("next_update")
+        /// When the certificate was revoked, ISO 8601 (text).
+        public static let revokedAt = DetailKey("revoked_at")
+        /// Why it was revoked, an RFC 5280 reason name (text).
+        public static let revocationReason = DetailKey("revocation_reason")
+
         // Sign-out.
 
         /// How many credentials a sign-out removed (number).
@@ -78,7 +99,9 @@ extension SecurityEvent {
         /// Every key, in the order of the declarations above.
         public static let all: [DetailKey] = [
             .from, .to, .target, .location, .status, .method, .reason, .headers, .scheme, .pattern, .port, .ambiguity,
-            .presented, .verified, .cached, .credentials, .cookies, .connectionsClosed, .bytes, .failures, .dropped,
+            .presented, .verified, .cached, .certificate, .serialNumber, .revocationMethod, .source, .fetchedFrom,
+            .revocationStatus, .nextUpdate, .revokedAt, .revocationReason, .credentials, .cookies, .connectionsClosed,
+            .bytes, .failures, .dropped,
             .capacity,
         ]
 

@@ -6,7 +6,8 @@ import X509
 /// support).
 ///
 /// Parsing refuses what cannot be relied on: DER that is not strict, an unknown critical extension on the list or
-/// on an entry, a delta CRL, an indirect CRL and a list that covers only some reasons. Revoked serial numbers are
+/// on an entry, a missing or critical CRL number, a delta CRL, an indirect CRL and a list that covers only some
+/// reasons. Revoked serial numbers are
 /// kept in a hash table, so a lookup costs the same in a list of ten entries and in one of a million.
 /// ``status(of:issuer:at:clockSkew:)`` then checks the list against a certificate and its issuer from the verified
 /// path: issuer name, key identifier, `cRLSign`, signature, `thisUpdate`/`nextUpdate` and scope.
@@ -203,6 +204,12 @@ extension CertificateRevocationList {
                 }
                 switch item.oid {
                 case OID.crlNumber:
+                    guard !item.critical else {
+                        throw RevocationError.malformed(
+                            "revocation list",
+                            detail: "its CRL number extension is marked critical (RFC 5280 5.2.3: it must not be)"
+                        )
+                    }
                     let value = try ArraySlice<UInt8>(derEncoded: try DER.parse(item.value))
                     number = Array(value.drop { $0 == 0 })
                 case OID.authorityKeyIdentifier:
@@ -218,6 +225,12 @@ extension CertificateRevocationList {
                         throw RevocationError.unknownCriticalExtension("revocation list", oid: "\(item.oid)")
                     }
                 }
+            }
+            guard number != nil else {
+                throw RevocationError.malformed(
+                    "revocation list",
+                    detail: "it has no CRL number extension (RFC 5280 5.2.3: a list must carry one)"
+                )
             }
             guard let algorithm = outerAlgorithm.signatureAlgorithm else {
                 throw RevocationError.weakSignature(algorithm: "an unsupported algorithm (\(outerAlgorithm.oid))")

@@ -1,25 +1,34 @@
 import Foundation
 import X509
 
-/// Revocation lists a client consults, by issuer: loaded by the application (for fleets without network access to
-/// the distribution points) and shared by every connection of the clients that use it.
+/// The revocation data a client consults, shared by every connection of the clients whose trust evaluators use it:
+/// lists the application loaded (for fleets without network access), lists fetched from distribution points, and
+/// verified OCSP answers.
 ///
-/// The store keeps the newest list of each issuer (by `thisUpdate`), for at most ``capacity`` issuers (the least
-/// recently used is forgotten first). It does no I/O: load lists from bytes you read.
+/// Everything is bounded: at most ``capacity`` loaded issuers, ``capacity`` fetched lists and ``capacity`` OCSP
+/// answers, the least recently used forgotten first. A fetched list or OCSP answer is kept until its `nextUpdate`
+/// (a revoked answer too, so that a refusal costs no more than a cache hit). Fetches of the same thing by concurrent
+/// handshakes are coalesced into one. The store does no I/O itself.
 public final class RevocationStore: Sendable {
-    /// How many issuers' lists are kept at most.
+    /// How many entries of each kind are kept at most.
     public let capacity: Int
-    private let lists: LockedValue<LeastRecentlyUsed<DistinguishedName, CertificateRevocationList>>
+    private let loaded: LockedValue<LeastRecentlyUsed<DistinguishedName, CertificateRevocationList>>
+    private let fetched: LockedValue<LeastRecentlyUsed<String, CertificateRevocationList>>
+    private let answers: LockedValue<LeastRecentlyUsed<OCSPCertificateID, RevocationStatus>>
+    private let inFlight: LockedValue<[String: Task<any Sendable, Never>]>
 
-    /// An empty store keeping the lists of at most `capacity` issuers.
+    /// An empty store keeping at most `capacity` entries of each kind.
     public init(capacity: Int = 1_024) {
         self.capacity = capacity
-        self.lists = LockedValue(LeastRecentlyUsed(capacity: capacity))
+        self.loaded = LockedValue(LeastRecentlyUsed(capacity: capacity))
+        self.fetched = LockedValue(LeastRecentlyUsed(capacity: capacity))
+        self.answers = LockedValue(LeastRecentlyUsed(capacity: capacity))
+        self.inFlight = LockedValue([:])
     }
 
     /// Adds a parsed list; an older list of the same issuer is replaced, a list older than the one kept is ignored.
     public func load(_ list: CertificateRevocationList) {
-        self.lists.withLock { lists in
+        self.loaded.withLock { lists in
             if let kept = lists.value(forKey: list.issuer), kept.thisUpdate > list.thisUpdate { return }
             lists.insert(list, forKey: list.issuer)
         }
@@ -34,19 +43,88 @@ public final class RevocationStore: Sendable {
     )
         throws(RevocationError)
     {
-        if bytes.first == 0x30 {
-            self.load(try CertificateRevocationList(derEncoded: bytes, maximumSize: maximumSize))
-        } else {
-            let text = String(decoding: bytes, as: UTF8.self)
-            self.load(try CertificateRevocationList(pemEncoded: text, maximumSize: maximumSize))
+        self.load(try Self.parseList(bytes, maximumSize: maximumSize))
+    }
+
+    /// The list loaded for `issuer`, if any.
+    public func list(issuedBy issuer: DistinguishedName) -> CertificateRevocationList? {
+        self.loaded.withLock { $0.value(forKey: issuer) }
+    }
+
+    /// The number of issuers with a loaded list.
+    public var count: Int { self.loaded.withLock { $0.count } }
+
+    /// The list last fetched from `url`, if it is still kept.
+    public func list(fetchedFrom url: String) -> CertificateRevocationList? {
+        self.fetched.withLock { $0.value(forKey: url) }
+    }
+
+    /// Keeps a list fetched from `url` (a newer one replaces it).
+    public func store(_ list: CertificateRevocationList, fetchedFrom url: String) {
+        self.fetched.withLock { lists in
+            if let kept = lists.value(forKey: url), kept.thisUpdate > list.thisUpdate { return }
+            lists.insert(list, forKey: url, evictingFirst: { ($0.nextUpdate ?? .distantPast) < Date() })
         }
     }
 
-    /// The list kept for `issuer`, if any.
-    public func list(issuedBy issuer: DistinguishedName) -> CertificateRevocationList? {
-        self.lists.withLock { $0.value(forKey: issuer) }
+    /// The number of fetched lists kept.
+    public var fetchedCount: Int { self.fetched.withLock { $0.count } }
+
+    /// The verified OCSP answer kept for `certificateID`, if it is still current at `time` (its `nextUpdate`,
+    /// allowing `clockSkew`, has not passed). A stale answer is forgotten.
+    public func answer(
+        for certificateID: OCSPCertificateID,
+        at time: Date = Date(),
+        clockSkew: TimeInterval = 300
+    ) -> RevocationStatus? {
+        self.answers.withLock { answers in
+            guard let status = answers.value(forKey: certificateID) else { return nil }
+            guard let nextUpdate = status.nextUpdate, nextUpdate + clockSkew >= time else {
+                answers.removeValue(forKey: certificateID)
+                return nil
+            }
+            return status
+        }
     }
 
-    /// The number of issuers with a list.
-    public var count: Int { self.lists.withLock { $0.count } }
+    /// Keeps a verified OCSP answer until its `nextUpdate` (an answer without one is not kept).
+    public func store(_ status: RevocationStatus, for certificateID: OCSPCertificateID) {
+        guard status.nextUpdate != nil else { return }
+        self.answers.withLock {
+            $0.insert(status, forKey: certificateID, evictingFirst: { ($0.nextUpdate ?? .distantPast) < Date() })
+        }
+    }
+
+    /// The number of OCSP answers kept.
+    public var answerCount: Int { self.answers.withLock { $0.count } }
+
+    /// Runs `operation` for `key` unless a run for the same key is already under way, in which case its result is
+    /// awaited and shared: concurrent handshakes needing the same list or answer cause one fetch.
+    package func coalesced<Value: Sendable>(
+        _ key: String,
+        _ operation: @escaping @Sendable () async -> Value
+    ) async -> Value {
+        let (task, started) = self.inFlight.withLock { inFlight -> (Task<any Sendable, Never>, Bool) in
+            if let running = inFlight[key] { return (running, false) }
+            let task = Task<any Sendable, Never> { await operation() }
+            inFlight[key] = task
+            return (task, true)
+        }
+        let value = await task.value
+        if started { self.inFlight.withLock { _ = $0.removeValue(forKey: key) } }
+        // Every run under one key is of the same type: the evaluator keys CRL fetches and OCSP queries apart.
+        if let value = value as? Value { return value }
+        return await operation()
+    }
+
+    /// The number of fetches under way (for tests of coalescing).
+    package var fetchesInFlight: Int { self.inFlight.withLock { $0.count } }
+
+    static func parseList(_ bytes: [UInt8], maximumSize: Int) throws(RevocationError) -> CertificateRevocationList {
+        if bytes.first == 0x30 {
+            return try CertificateRevocationList(derEncoded: bytes, maximumSize: maximumSize)
+        }
+        let text = String(decoding: bytes, as: UTF8.self)
+        return try CertificateRevocationList(pemEncoded: text, maximumSize: maximumSize)
+    }
 }

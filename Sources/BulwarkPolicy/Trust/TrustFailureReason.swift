@@ -29,7 +29,7 @@ public struct TrustFailureReason: Hashable, Sendable, CustomStringConvertible {
         case certificateNotPinned(PinMismatch)
         case hostNotEvaluated(host: String)
         case misconfigured(detail: String)
-        case revoked(certificate: String, revokedAt: Date, reason: String?, source: String)
+        case revoked(certificate: String, serialNumber: String, revokedAt: Date, reason: String?, source: String)
         case revocationUnknown(certificate: String, detail: String)
     }
 
@@ -108,17 +108,27 @@ public struct TrustFailureReason: Hashable, Sendable, CustomStringConvertible {
         TrustFailureReason(.misconfigured(detail: detail))
     }
 
-    /// A certificate of the verified chain was revoked at `revokedAt`, according to `source` (a revocation list's
-    /// issuer), for `reason` when the source gives one.
+    /// A certificate of the verified chain (with this serial number) was revoked at `revokedAt`, according to
+    /// `source` (a revocation list's issuer or an OCSP responder, and the method), for `reason` when the source gives
+    /// one.
     public static func revoked(
         certificate: String,
+        serialNumber: String,
         revokedAt: Date,
         reason: String?,
         source: String
     )
         -> TrustFailureReason
     {
-        TrustFailureReason(.revoked(certificate: certificate, revokedAt: revokedAt, reason: reason, source: source))
+        TrustFailureReason(
+            .revoked(
+                certificate: certificate,
+                serialNumber: serialNumber,
+                revokedAt: revokedAt,
+                reason: reason,
+                source: source
+            )
+        )
     }
 
     /// Hard revocation checking could not establish a certificate's status; `detail` says why.
@@ -159,7 +169,7 @@ public struct TrustFailureReason: Hashable, Sendable, CustomStringConvertible {
     public var certificate: String? {
         switch self.backing {
         case .expired(let certificate, _, _), .notYetValid(let certificate, _, _), .weakKey(let certificate, _, _, _),
-            .weakSignature(let certificate, _), .revoked(let certificate, _, _, _),
+            .weakSignature(let certificate, _), .revoked(let certificate, _, _, _, _),
             .revocationUnknown(let certificate, _):
             return certificate
         default:
@@ -190,6 +200,14 @@ public struct TrustFailureReason: Hashable, Sendable, CustomStringConvertible {
         case .invalidHost(_, let detail), .misconfigured(let detail), .revocationUnknown(_, let detail): return detail
         default: return nil
         }
+    }
+
+    /// The revoked certificate's serial number, when, and why, for `revoked`; `nil` for the other reasons.
+    public var revocation: (serialNumber: String, revokedAt: Date, reason: String?)? {
+        if case .revoked(_, let serialNumber, let revokedAt, let reason, _) = self.backing {
+            return (serialNumber, revokedAt, reason)
+        }
+        return nil
     }
 
     /// The details of the pin failure (host, verified chain, expected pins), for `pin_mismatch` and
@@ -235,9 +253,11 @@ public struct TrustFailureReason: Hashable, Sendable, CustomStringConvertible {
             return "no trust evaluator is configured for host \(host) and all hosts must be evaluated"
         case .misconfigured(let detail):
             return "trust evaluator misconfigured: \(detail)"
-        case .revoked(let certificate, let revokedAt, let reason, let source):
+        case .revoked(let certificate, let serialNumber, let revokedAt, let reason, let source):
             let why = reason.map { " (reason: \($0))" } ?? ""
-            return "certificate \(certificate) was revoked at \(Self.format(revokedAt))\(why), according to \(source)"
+            return
+                "certificate \(certificate) (serial \(serialNumber)) was revoked at \(Self.format(revokedAt))\(why), "
+                + "according to \(source)"
         case .revocationUnknown(let certificate, let detail):
             return "the revocation status of certificate \(certificate) could not be established (\(detail)), and "
                 + "hard revocation checking requires it"

@@ -15,7 +15,7 @@ public struct TrustNotice: Hashable, Sendable, CustomStringConvertible {
         case validationDisabled(host: String)
         case hostNotValidated(host: String)
         case defaultValidationSkipped(host: String)
-        case revocationChecked(host: String, certificate: String, source: String, nextUpdate: Date?)
+        case revocationChecked(host: String, check: RevocationCheck)
         case revocationUnknown(host: String, certificate: String, why: String)
     }
 
@@ -73,17 +73,10 @@ public struct TrustNotice: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
-    /// A certificate of the chain was found not revoked by `source` (a revocation list's issuer), whose answer holds
-    /// until `nextUpdate`.
-    public static func revocationChecked(
-        host: String,
-        certificate: String,
-        source: String,
-        nextUpdate: Date?
-    )
-        -> TrustNotice
-    {
-        TrustNotice(.revocationChecked(host: host, certificate: certificate, source: source, nextUpdate: nextUpdate))
+    /// A certificate of the chain was found not revoked; `check` says by which method, by whom, from where and
+    /// until when.
+    public static func revocationChecked(host: String, check: RevocationCheck) -> TrustNotice {
+        TrustNotice(.revocationChecked(host: host, check: check))
     }
 
     /// A certificate's revocation status could not be established and soft checking let the connection go on.
@@ -99,7 +92,7 @@ public struct TrustNotice: Hashable, Sendable, CustomStringConvertible {
         switch self.backing {
         case .pinMatched(let host, _, _), .pinSetExpired(let host, _), .validationDisabled(let host),
             .hostNotValidated(let host), .defaultValidationSkipped(let host),
-            .revocationChecked(let host, _, _, _), .revocationUnknown(let host, _, _):
+            .revocationChecked(let host, _), .revocationUnknown(let host, _, _):
             return host
         case .reportOnlyPinViolation(let mismatch):
             return mismatch.host
@@ -122,6 +115,19 @@ public struct TrustNotice: Hashable, Sendable, CustomStringConvertible {
     /// other notices.
     public var pinMismatch: PinMismatch? {
         if case .reportOnlyPinViolation(let mismatch) = self.backing { return mismatch }
+        return nil
+    }
+
+    /// The check that found a certificate good, for `revocation_checked`; `nil` for the other notices.
+    public var revocationCheck: RevocationCheck? {
+        if case .revocationChecked(_, let check) = self.backing { return check }
+        return nil
+    }
+
+    /// Which certificate's revocation status is unknown, and why, for `revocation_unknown`; `nil` for the other
+    /// notices.
+    public var unknownRevocation: (certificate: String, reason: String)? {
+        if case .revocationUnknown(_, let certificate, let why) = self.backing { return (certificate, why) }
         return nil
     }
 
@@ -148,9 +154,11 @@ public struct TrustNotice: Hashable, Sendable, CustomStringConvertible {
         case .defaultValidationSkipped(let host):
             return "WARNING: the chain for \(host) was not validated to trusted roots "
                 + "(performDefaultValidation: false); only the pins were checked"
-        case .revocationChecked(let host, let certificate, let source, let nextUpdate):
-            let until = nextUpdate.map { " (until \($0.formatted(.iso8601)))" } ?? ""
-            return "certificate \(certificate) of the chain for \(host) is not revoked, according to \(source)\(until)"
+        case .revocationChecked(let host, let check):
+            let until = check.status.nextUpdate.map { " until \($0.formatted(.iso8601))" } ?? ""
+            let cached = check.cached ? ", cached" : ""
+            return "certificate \(check.certificate) of the chain for \(host) is not revoked, according to "
+                + "\(check.status.source) (\(check.method) from \(check.origin)\(cached))\(until)"
         case .revocationUnknown(let host, let certificate, let why):
             return "the revocation status of certificate \(certificate) of the chain for \(host) is unknown (\(why)); "
                 + "the connection went on (soft revocation checking)"
@@ -168,6 +176,30 @@ extension TrustNotice {
         case .validationDisabled, .hostNotValidated, .defaultValidationSkipped: return .insecureOptionUsed
         case .revocationChecked: return .revocationChecked
         case .revocationUnknown: return .revocationUnknown
+        }
+    }
+
+    /// The details of the event that reports this notice: for `revocation_checked`, the method (`CRL` or `OCSP`),
+    /// the source, where the answer came from, whether it was cached, the status and its `nextUpdate`; for
+    /// `revocation_unknown`, the certificate and why.
+    package var eventDetails: SecurityEvent.Details {
+        switch self.backing {
+        case .revocationChecked(_, let check):
+            var details: SecurityEvent.Details = [
+                .certificate: .text(check.certificate),
+                .serialNumber: .text(check.serialNumber),
+                .revocationMethod: .text(check.method.description),
+                .source: .text(check.status.source),
+                .fetchedFrom: .text(check.origin.description),
+                .cached: .flag(check.cached),
+                .revocationStatus: .text(check.status.code),
+            ]
+            if let nextUpdate = check.status.nextUpdate { details[.nextUpdate] = .text(nextUpdate.formatted(.iso8601)) }
+            return details
+        case .revocationUnknown(_, let certificate, _):
+            return [.certificate: .text(certificate)]
+        default:
+            return [:]
         }
     }
 }

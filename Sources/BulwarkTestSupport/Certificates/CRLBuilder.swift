@@ -45,6 +45,11 @@ public struct CRLBuilder: Sendable {
         self.extensions = [Certificate.Extension(oid: [2, 5, 29, 20], critical: false, value: [0x02, 0x01, 0x01])]
     }
 
+    /// The DER bytes of the list, signed with the P-256 key of `issuer`.
+    public func der(signedBy issuer: TestIdentity) throws -> [UInt8] {
+        try self.der(signedWith: try P256.Signing.PrivateKey(pemRepresentation: issuer.privateKeyPEM))
+    }
+
     /// The DER bytes of the list, signed with `key`.
     public func der(signedWith key: P256.Signing.PrivateKey) throws -> [UInt8] {
         var tbs = DER.Serializer()

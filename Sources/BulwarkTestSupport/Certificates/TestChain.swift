@@ -36,6 +36,14 @@ public struct TestChain: Sendable {
     /// What a server presents: the leaf, then the intermediate unless it is missing.
     public let presentedChain: [Certificate]
 
+    /// A chain made elsewhere (by `openssl ca`, say): `presentedChain` is what a server sends, leaf first.
+    public init(root: TestIdentity, intermediate: TestIdentity?, leaf: TestIdentity, presentedChain: [Certificate]) {
+        self.root = root
+        self.intermediate = intermediate
+        self.leaf = leaf
+        self.presentedChain = presentedChain
+    }
+
     /// Builds the chain for `scenario`. DNS scenarios name `host`; `.ipAddressSAN` names `ipAddress`;
     /// `.wildcardSAN` names `*.host`.
     public static func make(

@@ -1,0 +1,62 @@
+/// Fetches the revocation data a certificate points at: a CRL from a distribution point, or an OCSP response from
+/// a responder.
+///
+/// The `Bulwark` module provides the implementation a client uses (`HTTPRevocationFetcher`: plain `http://` over
+/// Bulwark's own NIO transport, with its own timeout and size cap, no redirects except to the same origin, and no
+/// revocation check of its own). Plain HTTP is acceptable here and only here, because what is fetched is signed by
+/// the issuer and verified before use; a fetcher must never be handed the URL of anything else.
+///
+/// Conform to feed revocation data from elsewhere (a cache service, a stapled response once NIOSSL exposes it).
+public protocol RevocationFetching: Sendable {
+    /// Fetches `request` and returns the response body.
+    ///
+    /// - Throws: ``RevocationFetchError`` when there is no body to return; the check then treats the status as
+    ///   unknown.
+    func fetch(_ request: RevocationFetchRequest) async throws(RevocationFetchError) -> [UInt8]
+}
+
+/// One fetch of revocation data.
+public struct RevocationFetchRequest: Hashable, Sendable, CustomStringConvertible {
+    /// What is fetched.
+    public struct Kind: Hashable, Sendable, CustomStringConvertible {
+        private let name: String
+
+        /// A certificate revocation list (`GET`, `application/pkix-crl`).
+        public static let crl = Kind(name: "CRL")
+        /// An OCSP response (`GET` with the request in the path, or `POST` of `application/ocsp-request`).
+        public static let ocsp = Kind(name: "OCSP")
+
+        public var description: String { self.name }
+    }
+
+    /// What is fetched.
+    public var kind: Kind
+    /// The `http://` URL.
+    public var url: String
+    /// The body of a `POST` (a DER OCSP request); `nil` for a `GET`.
+    public var body: [UInt8]?
+    /// The largest response body accepted.
+    public var maximumResponseSize: Int
+
+    public init(kind: Kind, url: String, body: [UInt8]? = nil, maximumResponseSize: Int) {
+        self.kind = kind
+        self.url = url
+        self.body = body
+        self.maximumResponseSize = maximumResponseSize
+    }
+
+    /// `GET` or `POST`.
+    public var method: String { self.body == nil ? "GET" : "POST" }
+
+    /// The `Content-Type` of the body, for a `POST`.
+    public var contentType: String? { self.body == nil ? nil : "application/ocsp-request" }
+
+    /// The media type expected back.
+    public var accept: String { self.kind == .crl ? "application/pkix-crl" : "application/ocsp-response" }
+
+    public var description: String {
+        // An OCSP GET carries the encoded request in its path: long and meaningless to a reader.
+        let shown = self.url.count > 120 ? String(self.url.prefix(100)) + "…" : self.url
+        return "\(self.kind) \(self.method) \(shown)"
+    }
+}

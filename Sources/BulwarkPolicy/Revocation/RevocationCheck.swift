@@ -1,0 +1,48 @@
+import Foundation
+
+/// What the revocation check of one certificate of a verified chain found, and where the answer came from: the
+/// data of a `revocation_checked` event and of a `certificate_revoked` refusal.
+public struct RevocationCheck: Hashable, Sendable, CustomStringConvertible {
+    /// Where an answer came from.
+    public struct Origin: Hashable, Sendable, CustomStringConvertible {
+        private let text: String
+
+        /// A list the application loaded into the ``RevocationStore``.
+        public static let loadedList = Origin(text: "a loaded list")
+
+        /// A CRL distribution point or an OCSP responder, by URL.
+        public static func url(_ url: String) -> Origin {
+            Origin(text: url.count > 120 ? String(url.prefix(100)) + "…" : url)
+        }
+
+        public var description: String { self.text }
+    }
+
+    /// The subject of the certificate checked.
+    public let certificate: String
+    /// Its serial number, in hexadecimal.
+    public let serialNumber: String
+    /// The answer: good or revoked, by whom, valid until when.
+    public let status: RevocationStatus
+    /// Where the answer came from.
+    public let origin: Origin
+    /// Whether the answer was reused from the store instead of fetched for this check.
+    public let cached: Bool
+
+    public init(certificate: String, serialNumber: String, status: RevocationStatus, origin: Origin, cached: Bool) {
+        self.certificate = certificate
+        self.serialNumber = serialNumber
+        self.status = status
+        self.origin = origin
+        self.cached = cached
+    }
+
+    /// `CRL` or `OCSP`.
+    public var method: RevocationStatus.Method { self.status.method }
+
+    public var description: String {
+        let cached = self.cached ? ", cached" : ""
+        return "\(self.certificate) (serial \(self.serialNumber)): \(self.status) [\(self.method) from "
+            + "\(self.origin)\(cached)]"
+    }
+}

@@ -1,0 +1,280 @@
+import Bulwark
+import BulwarkTestHelpers
+import BulwarkTestSupport
+import Foundation
+import Testing
+import X509
+
+/// Revocation checking against a real `openssl ocsp` responder on loopback, answering from the database of a real
+/// `openssl ca`: every case under hard and soft mode, with the verdict and the event each must give.
+@Suite("OCSP against a real openssl ocsp responder", .tags(.externalPeers), .serialized)
+struct RevocationOCSPInteropTests {
+    static let host = "api.bulwark.test"
+    static let modes: [RevocationTrustEvaluator.Mode] = [.hard, .soft]
+
+    static func evaluator(
+        _ authority: RevocationAuthority,
+        mode: RevocationTrustEvaluator.Mode,
+        method: RevocationTrustEvaluator.Method = .ocsp,
+        store: RevocationStore = RevocationStore(),
+        timeout: Int64 = 2
+    ) -> RevocationTrustEvaluator {
+        .revocation(
+            .default(roots: .custom([authority.root.certificate])),
+            method: method,
+            mode: mode,
+            store: store,
+            fetcher: HTTPRevocationFetcher(timeout: .seconds(timeout))
+        )
+    }
+
+    static func decide(
+        _ evaluator: RevocationTrustEvaluator,
+        _ leaf: TestIdentity,
+        at time: Date = Date()
+    ) async -> TrustDecision {
+        await evaluator.evaluate([leaf.certificate], forHost: Self.host, at: time)
+    }
+
+    /// Expects what an unknown status gives: a `revocation_unknown` refusal in hard mode, a trusted chain with a
+    /// `revocation_unknown` notice in soft mode; `detail` must appear in the reason.
+    static func expectUnknown(
+        _ decision: TrustDecision,
+        mode: RevocationTrustEvaluator.Mode,
+        mentioning detail: String,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) {
+        if mode == .hard {
+            let reasons = decision.refusal?.reasons ?? []
+            #expect(reasons.map(\.code) == ["revocation_unknown"], "\(decision)", sourceLocation: sourceLocation)
+            #expect(
+                reasons.first?.detail?.contains(detail) == true,
+                "\(String(describing: reasons.first?.detail))",
+                sourceLocation: sourceLocation
+            )
+        } else {
+            let notices = decision.trustedChain?.notices ?? []
+            #expect(notices.map(\.code) == ["revocation_unknown"], "\(decision)", sourceLocation: sourceLocation)
+            #expect(
+                notices.first?.unknownRevocation?.reason.contains(detail) == true,
+                "\(String(describing: notices.first?.unknownRevocation))",
+                sourceLocation: sourceLocation
+            )
+            #expect(notices.first?.eventKind == .revocationUnknown, sourceLocation: sourceLocation)
+        }
+    }
+
+    @Test func goodRevokedAndUnknownCertificates() async throws {
+        let authority = try await RevocationAuthority.make()
+        defer { authority.remove() }
+        let responder = try await authority.startResponder()
+        defer { responder.stop() }
+        for mode in Self.modes {
+            let evaluator = Self.evaluator(authority, mode: mode)
+            // Good: trusted, one revocation_checked notice saying OCSP, the responder, fetched; then cached.
+            let good = await Self.decide(evaluator, authority.good)
+            let check = try #require(good.trustedChain?.notices.first?.revocationCheck, "\(good)")
+            #expect(good.trustedChain?.notices.map(\.code) == ["revocation_checked"])
+            #expect(check.method == .ocsp)
+            #expect(check.status.code == "good")
+            #expect(check.status.source.contains("OCSP Responder"), "\(check.status.source)")
+            #expect(check.origin == .url("http://127.0.0.1:\(authority.ocspPort)"))
+            #expect(!check.cached)
+            let nextUpdate = try #require(check.status.nextUpdate)
+            #expect(good.trustedChain?.validUntil == nextUpdate, "the decision holds until the answer's nextUpdate")
+            let again = await Self.decide(evaluator, authority.good)
+            #expect(again.trustedChain?.notices.first?.revocationCheck?.cached == true)
+
+            // Revoked: refused in both modes; the message names the certificate, serial, time, reason and responder.
+            let revoked = await Self.decide(evaluator, authority.revoked)
+            let reason = try #require(revoked.refusal?.reasons.first, "\(revoked)")
+            #expect(revoked.refusal?.reasons.map(\.code) == ["revoked"])
+            let text = String(describing: reason)
+            #expect(text.contains("api.bulwark.test"), "\(text)")
+            #expect(text.contains(String(describing: authority.revoked.certificate.serialNumber)), "\(text)")
+            #expect(text.contains("key compromise"), "\(text)")
+            #expect(text.contains("OCSP Responder") && text.contains("(OCSP)"), "\(text)")
+            #expect(reason.revocation?.reason == "key compromise")
+
+            // Unknown: the responder does not know the serial.
+            let unknown = await Self.decide(evaluator, authority.unknown)
+            Self.expectUnknown(unknown, mode: mode, mentioning: "unknown")
+        }
+    }
+
+    @Test func aResponderThatIsDown() async throws {
+        let authority = try await RevocationAuthority.make()
+        defer { authority.remove() }
+        for mode in Self.modes {
+            let decision = await Self.decide(Self.evaluator(authority, mode: mode), authority.good)
+            Self.expectUnknown(decision, mode: mode, mentioning: "could not be reached (connection refused)")
+        }
+    }
+
+    @Test func aResponderStalledPastTheTimeout() async throws {
+        let authority = try await RevocationAuthority.make()
+        defer { authority.remove() }
+        let stalled = try StalledListener(port: authority.ocspPort)
+        defer { stalled.stop() }
+        for mode in Self.modes {
+            let clock = ContinuousClock()
+            let start = clock.now
+            let decision = await Self.decide(Self.evaluator(authority, mode: mode, timeout: 1), authority.good)
+            let elapsed = clock.now - start
+            Self.expectUnknown(decision, mode: mode, mentioning: "did not answer within 1 s")
+            #expect(elapsed >= .milliseconds(900) && elapsed < .seconds(10), "\(elapsed)")
+        }
+    }
+
+    @Test func aResponseSignedByTheWrongKey() async throws {
+        let authority = try await RevocationAuthority.make()
+        defer { authority.remove() }
+        // Another CA's responder signs: a valid OCSPSigning certificate, but not one this CA issued.
+        let other = try await RevocationAuthority.make(named: "Another Revocation Test CA")
+        defer { other.remove() }
+        let responder = try await authority.startResponder(
+            signerCertificate: other.path("responder.pem"),
+            signerKey: other.path("responder.key")
+        )
+        defer { responder.stop() }
+        for mode in Self.modes {
+            let decision = await Self.decide(Self.evaluator(authority, mode: mode), authority.good)
+            Self.expectUnknown(decision, mode: mode, mentioning: "OCSP: the answer of http://127.0.0.1")
+        }
+        // Even a "revoked" answer signed by the wrong key proves nothing: unknown, not revoked.
+        let forged = await Self.decide(Self.evaluator(authority, mode: .soft), authority.revoked)
+        #expect(forged.isTrusted, "\(forged)")
+    }
+
+    @Test func aResponseWhoseNextUpdateHasPassed() async throws {
+        let authority = try await RevocationAuthority.make()
+        defer { authority.remove() }
+        let responder = try await authority.startResponder()
+        defer { responder.stop() }
+        // The responder's answers hold for a day (-ndays 1): checked two days later, they are stale.
+        let later = Date() + 2 * 86_400
+        for mode in Self.modes {
+            let decision = await Self.decide(Self.evaluator(authority, mode: mode), authority.good, at: later)
+            Self.expectUnknown(decision, mode: mode, mentioning: "OCSP: the answer of")
+        }
+    }
+
+    @Test func aReplayedResponseWithAnotherNonce() async throws {
+        let authority = try await RevocationAuthority.make()
+        defer { authority.remove() }
+        // A genuine answer for the good certificate, to a request openssl made with its own nonce, replayed by a
+        // server that answers every request with it.
+        let openssl = try ExternalPeers.findTool("openssl")
+        let made = try await ProcessRunner.run(
+            try ExternalPeers.findTool("bash"),
+            [
+                "-c",
+                """
+                set -e; cd "$1"
+                "$2" ocsp -issuer ca.pem -cert good.pem -nonce -reqout request.der
+                "$2" ocsp -index ca/index.txt -rsigner responder.pem -rkey responder.key -CA ca.pem -ndays 1 \
+                  -reqin request.der -respout replay.der
+                """,
+                "replay", authority.directory.path, openssl.path,
+            ]
+        )
+        #expect(made.status == 0, "\(made.stderr)")
+        let replay = try [UInt8](Data(contentsOf: authority.directory.appending(path: "replay.der")))
+        let server = try await PlainHTTPServer.start(port: authority.ocspPort, everyPath: "replay.der")
+        defer { server.stop() }
+        try server.serve("replay.der", replay)
+        for mode in Self.modes {
+            let decision = await Self.decide(Self.evaluator(authority, mode: mode), authority.good)
+            Self.expectUnknown(decision, mode: mode, mentioning: "nonce")
+        }
+        // Garbage in place of a response: unknown, with a typed reason.
+        try server.serve("replay.der", Array("<html>not an OCSP response</html>".utf8))
+        for mode in Self.modes {
+            let decision = await Self.decide(Self.evaluator(authority, mode: mode), authority.good)
+            Self.expectUnknown(decision, mode: mode, mentioning: "OCSP: the answer of")
+        }
+        #expect(server.requests().allSatisfy { $0.hasPrefix("GET /") }, "small requests are sent with GET")
+    }
+
+    @Test func theClientChecksEveryHandshakeAgainstTheResponder() async throws {
+        let authority = try await RevocationAuthority.make()
+        defer { authority.remove() }
+        let responder = try await authority.startResponder()
+        defer { responder.stop() }
+
+        let goodServer = try await Harness.server(authority.chain(authority.good))
+        let monitor = RecordingEventMonitor()
+        let client = try Harness.client(for: goodServer, evaluator: Self.evaluator(authority, mode: .hard)) {
+            $0.eventMonitor = monitor
+        }
+        let (response, body) = try await Harness.get(client, Harness.url(goodServer, "/hello"))
+        #expect(response.status == .ok)
+        #expect(body == "hello")
+        let checked = try #require(monitor.events.first { $0.kind == .revocationChecked })
+        #expect(checked.details[.revocationMethod] == .text("OCSP"))
+        #expect(checked.details[.revocationStatus] == .text("good"))
+        #expect(checked.details[.cached] == .flag(false))
+        #expect(checked.details[.fetchedFrom] == .text("http://127.0.0.1:\(authority.ocspPort)"))
+        #expect(checked.details[.nextUpdate] != nil)
+        await client.shutdown()
+        try await goodServer.shutdown()
+
+        let revokedServer = try await Harness.server(authority.chain(authority.revoked))
+        let refusedMonitor = RecordingEventMonitor()
+        let refusing = try Harness.client(for: revokedServer, evaluator: Self.evaluator(authority, mode: .soft)) {
+            $0.eventMonitor = refusedMonitor
+        }
+        let error = await Harness.expectError(.trustRefused) {
+            _ = try await Harness.get(refusing, Harness.url(revokedServer, "/hello"))
+        }
+        #expect(String(describing: error as Any).contains("was revoked at"))
+        let revoked = try #require(refusedMonitor.events.first { $0.kind == .certificateRevoked })
+        let serial = String(describing: authority.revoked.certificate.serialNumber)
+        #expect(revoked.details[.serialNumber] == .text(serial))
+        #expect(revoked.details[.revocationReason] == .text("key compromise"))
+        #expect(revoked.details[.revokedAt] != nil)
+        #expect(revokedServer.receivedApplicationBytes == 0)
+        await refusing.shutdown()
+        try await revokedServer.shutdown()
+    }
+
+    @Test func theCommandLineChecksWhenAskedAndPrintsEachStatus() async throws {
+        let authority = try await RevocationAuthority.make()
+        defer { authority.remove() }
+        let responder = try await authority.startResponder()
+        defer { responder.stop() }
+        let good = try await Harness.server(authority.chain(authority.good), alpn: ["http/1.1"])
+        defer { Task { try? await good.shutdown() } }
+        let target = "\(Harness.host):\(good.port)"
+        let inspected = try await CLI.run([
+            "inspect", target, "--ca", authority.path("ca.pem"), "--resolve", "\(target):127.0.0.1",
+            "--revocation", "hard",
+        ])
+        #expect(inspected.status == 0, "\(inspected.stdout)\(inspected.stderr)")
+        #expect(inspected.stdout.contains("Revocation (hard):"), "\(inspected.stdout)")
+        #expect(inspected.stdout.contains("CN=api.bulwark.test: good"), "\(inspected.stdout)")
+        #expect(
+            inspected.stdout.contains("OCSP from http://127.0.0.1:\(authority.ocspPort)"),
+            "\(inspected.stdout)"
+        )
+        #expect(inspected.stdout.contains("      valid:      20"), "\(inspected.stdout)")
+
+        let revoked = try await Harness.server(authority.chain(authority.revoked), alpn: ["http/1.1"])
+        defer { Task { try? await revoked.shutdown() } }
+        let revokedTarget = "\(Harness.host):\(revoked.port)"
+        let fetched = try await CLI.run([
+            "fetch", "https://\(revokedTarget)/hello", "--ca", authority.path("ca.pem"),
+            "--resolve", "\(revokedTarget):127.0.0.1", "--revocation", "soft",
+        ])
+        #expect(fetched.status == 5, "\(fetched.stderr)")
+        #expect(fetched.stderr.contains("was revoked at"), "\(fetched.stderr)")
+        #expect(revoked.receivedApplicationBytes == 0)
+        // Without --revocation, fetch does not check (curl's default): the revoked server answers.
+        let unchecked = try await CLI.run([
+            "fetch", "https://\(revokedTarget)/hello", "--ca", authority.path("ca.pem"),
+            "--resolve", "\(revokedTarget):127.0.0.1",
+        ])
+        #expect(unchecked.status == 0, "\(unchecked.stderr)")
+        #expect(unchecked.stdout == "hello")
+    }
+}
