@@ -277,4 +277,59 @@ struct RevocationOCSPInteropTests {
         #expect(unchecked.status == 0, "\(unchecked.stderr)")
         #expect(unchecked.stdout == "hello")
     }
+
+    @Test func aResponseFetchedElsewhereIsVerifiedAndUsedWithTheNetworkDisabled() async throws {
+        let authority = try await RevocationAuthority.make()
+        defer { authority.remove() }
+        // What a sidecar (or, one day, a stapling server) would hand over: openssl's answers, without a nonce.
+        let openssl = try ExternalPeers.findTool("openssl")
+        let made = try await ProcessRunner.run(
+            try ExternalPeers.findTool("bash"),
+            [
+                "-c",
+                """
+                set -e; cd "$1"
+                for n in good revoked unknown; do
+                  "$2" ocsp -issuer ca.pem -cert $n.pem -no_nonce -reqout $n.req
+                  "$2" ocsp -index ca/index.txt -rsigner responder.pem -rkey responder.key -CA ca.pem -ndays 1 \
+                    -reqin $n.req -respout $n.resp
+                done
+                """,
+                "prefetch", authority.directory.path, openssl.path,
+            ]
+        )
+        #expect(made.status == 0, "\(made.stderr)")
+        func response(_ name: String) throws -> [UInt8] {
+            try [UInt8](Data(contentsOf: authority.directory.appending(path: "\(name).resp")))
+        }
+        let store = RevocationStore()
+        let root = authority.root.certificate
+        #expect(
+            try store.load(ocspResponse: response("good"), for: authority.good.certificate, issuer: root).code == "good"
+        )
+        #expect(
+            try store.load(ocspResponse: response("revoked"), for: authority.revoked.certificate, issuer: root).code
+                == "revoked"
+        )
+        let unknown = #expect(throws: RevocationError.self) {
+            try store.load(ocspResponse: response("unknown"), for: authority.unknown.certificate, issuer: root)
+        }
+        #expect(unknown?.code == "unknown_to_responder")
+        let mismatched = #expect(throws: RevocationError.self) {
+            try store.load(ocspResponse: response("good"), for: authority.revoked.certificate, issuer: root)
+        }
+        #expect(mismatched != nil, "an answer for another certificate is refused")
+        #expect(store.answerCount == 2)
+        // No responder is running: the evaluator answers from what was loaded.
+        let evaluator: RevocationTrustEvaluator = .revocation(
+            .default(roots: .custom([root])),
+            method: .ocsp,
+            store: store,
+            networkAccessDisabled: true
+        )
+        let good = await Self.decide(evaluator, authority.good)
+        #expect(good.trustedChain?.notices.first?.revocationCheck?.cached == true, "\(good)")
+        let revoked = await Self.decide(evaluator, authority.revoked)
+        #expect(revoked.refusal?.reasons.map(\.code) == ["revoked"], "\(revoked)")
+    }
 }

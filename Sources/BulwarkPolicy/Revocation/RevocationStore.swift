@@ -95,6 +95,35 @@ public final class RevocationStore: Sendable {
         }
     }
 
+    /// Verifies an OCSP response obtained elsewhere for `certificate` (issued by `issuer`) and keeps its answer, as
+    /// if it had been fetched: a response a sidecar or a cron job fetched ahead of time, and, once NIOSSL exposes
+    /// it, a response the server stapled to its handshake. The response carries no nonce of Bulwark's; everything
+    /// else is checked as for a fetched one (``OCSPResponse/status(for:certificate:issuer:at:clockSkew:)``).
+    ///
+    /// - Returns: The verified status (good or revoked), which is kept until its `nextUpdate`.
+    /// - Throws: ``RevocationError`` when the response is malformed, not for this certificate, wrongly signed,
+    ///   stale, or `unknown` (nothing is kept then).
+    @discardableResult
+    public func load(
+        ocspResponse bytes: [UInt8],
+        for certificate: Certificate,
+        issuer: Certificate,
+        at time: Date = Date(),
+        clockSkew: TimeInterval = 300
+    ) throws(RevocationError) -> RevocationStatus {
+        let request = try OCSPRequest(certificate: certificate, issuer: issuer, nonce: false)
+        let response = try OCSPResponse(derEncoded: bytes)
+        let status = try response.status(
+            for: request,
+            certificate: certificate,
+            issuer: issuer,
+            at: time,
+            clockSkew: clockSkew
+        )
+        self.store(status, for: request.certificateID)
+        return status
+    }
+
     /// The number of OCSP answers kept.
     public var answerCount: Int { self.answers.withLock { $0.count } }
 
