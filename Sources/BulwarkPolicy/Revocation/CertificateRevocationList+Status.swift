@@ -52,13 +52,7 @@ extension CertificateRevocationList {
         if let usage = try? issuer.extensions.keyUsage, !usage.cRLSign {
             throw .issuerCannotSignLists(issuer: issuerName)
         }
-        guard
-            issuer.publicKey.isValidSignature(
-                self.signature,
-                for: self.signedBytes,
-                signatureAlgorithm: self.signatureAlgorithm
-            )
-        else {
+        guard self.isSigned(by: issuer.publicKey) else {
             throw .badSignature(issuer: issuerName)
         }
     }

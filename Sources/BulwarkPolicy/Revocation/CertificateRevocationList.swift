@@ -45,6 +45,8 @@ public struct CertificateRevocationList: Sendable {
     /// The signature's bytes (for ECDSA, the DER `ECDSA-Sig-Value`).
     public let signature: [UInt8]
     private let entries: [Certificate.SerialNumber: Entry]
+    /// The issuer keys the signature verified with (see ``isSigned(by:)``), shared by copies of the list.
+    private let verifiedKeys: LockedValue<[[UInt8]]>
 
     /// The number of revoked certificates on the list.
     public var count: Int { self.entries.count }
@@ -107,6 +109,21 @@ public struct CertificateRevocationList: Sendable {
         self.signedBytes = signedBytes
         self.signature = signature
         self.entries = entries
+        self.verifiedKeys = LockedValue([])
+    }
+
+    /// Whether the list's signature verifies with `key`. A key that verified once is remembered (at most four per
+    /// list), so a list checked in every handshake costs one signature verification, not one per handshake.
+    func isSigned(by key: Certificate.PublicKey) -> Bool {
+        let keyBytes = Array(key.subjectPublicKeyInfoBytes)
+        if self.verifiedKeys.withLock({ $0.contains(keyBytes) }) { return true }
+        guard key.isValidSignature(self.signature, for: self.signedBytes, signatureAlgorithm: self.signatureAlgorithm)
+        else { return false }
+        self.verifiedKeys.withLock { keys in
+            if keys.count >= 4 { keys.removeFirst() }
+            keys.append(keyBytes)
+        }
+        return true
     }
 }
 
