@@ -212,12 +212,12 @@ public struct RevocationError: Error, Hashable, Sendable, CustomStringConvertibl
         case .responderError(let status):
             return "the OCSP responder answered \"\(status)\" instead of a certificate status"
         case .noMatchingResponse(let responder):
-            return "the OCSP response of \(responder) holds no answer for the certificate that was asked about"
+            return "\(responder) sent no answer for the certificate that was asked about"
         case .unauthorizedResponder(let responder, let issuer, let detail):
             return "the OCSP response is signed by \"\(responder)\", which is neither the issuer \"\(issuer)\" "
                 + "nor a responder it authorized: \(detail)"
         case .nonceMismatch:
-            return "the OCSP response carries another nonce than the request sent: it may be a replayed answer"
+            return "the OCSP response carries a nonce other than the one the request sent: it may be a replayed answer"
         case .unknownToResponder(let responder):
             return "\(responder) does not know the certificate (status unknown)"
         case .issuerMismatch(let certificateIssuer, let issuer):

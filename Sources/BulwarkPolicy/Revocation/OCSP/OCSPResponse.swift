@@ -273,6 +273,7 @@ extension OCSPResponse {
         _ node: ASN1Node
     ) throws -> (ResponderID, Date, [OCSPSingleResponse], [UInt8]?) {
         try DER.sequence(node, identifier: .sequence) { nodes in
+            // DER omits a default value; an explicit v1 is tolerated (the one leniency: it changes no meaning).
             let version = try DER.optionalExplicitlyTagged(&nodes, tagNumber: 0, tagClass: .contextSpecific) {
                 try Int(derEncoded: $0)
             }
