@@ -164,22 +164,7 @@ struct RevocationOCSPInteropTests {
         defer { authority.remove() }
         // A genuine answer for the good certificate, to a request openssl made with its own nonce, replayed by a
         // server that answers every request with it.
-        let openssl = try ExternalPeers.findTool("openssl")
-        let made = try await ProcessRunner.run(
-            try ExternalPeers.findTool("bash"),
-            [
-                "-c",
-                """
-                set -e; cd "$1"
-                "$2" ocsp -issuer ca.pem -cert good.pem -nonce -reqout request.der
-                "$2" ocsp -index ca/index.txt -rsigner responder.pem -rkey responder.key -CA ca.pem -ndays 1 \
-                  -reqin request.der -respout replay.der
-                """,
-                "replay", authority.directory.path, openssl.path,
-            ]
-        )
-        #expect(made.status == 0, "\(made.stderr)")
-        let replay = try [UInt8](Data(contentsOf: authority.directory.appending(path: "replay.der")))
+        let replay = try await authority.recordedResponse(for: "good.pem", nonce: true)
         let server = try await PlainHTTPServer.start(port: authority.ocspPort, everyPath: "replay.der")
         defer { server.stop() }
         try server.serve("replay.der", replay)
@@ -282,41 +267,24 @@ struct RevocationOCSPInteropTests {
         let authority = try await RevocationAuthority.make()
         defer { authority.remove() }
         // What a sidecar (or, one day, a stapling server) would hand over: openssl's answers, without a nonce.
-        let openssl = try ExternalPeers.findTool("openssl")
-        let made = try await ProcessRunner.run(
-            try ExternalPeers.findTool("bash"),
-            [
-                "-c",
-                """
-                set -e; cd "$1"
-                for n in good revoked unknown; do
-                  "$2" ocsp -issuer ca.pem -cert $n.pem -no_nonce -reqout $n.req
-                  "$2" ocsp -index ca/index.txt -rsigner responder.pem -rkey responder.key -CA ca.pem -ndays 1 \
-                    -reqin $n.req -respout $n.resp
-                done
-                """,
-                "prefetch", authority.directory.path, openssl.path,
-            ]
-        )
-        #expect(made.status == 0, "\(made.stderr)")
-        func response(_ name: String) throws -> [UInt8] {
-            try [UInt8](Data(contentsOf: authority.directory.appending(path: "\(name).resp")))
-        }
+        let goodResponse = try await authority.recordedResponse(for: "good.pem", nonce: false)
+        let revokedResponse = try await authority.recordedResponse(for: "revoked.pem", nonce: false)
+        let unknownResponse = try await authority.recordedResponse(for: "unknown.pem", nonce: false)
         let store = RevocationStore()
         let root = authority.root.certificate
         #expect(
-            try store.load(ocspResponse: response("good"), for: authority.good.certificate, issuer: root).code == "good"
+            try store.load(ocspResponse: goodResponse, for: authority.good.certificate, issuer: root).code == "good"
         )
         #expect(
-            try store.load(ocspResponse: response("revoked"), for: authority.revoked.certificate, issuer: root).code
+            try store.load(ocspResponse: revokedResponse, for: authority.revoked.certificate, issuer: root).code
                 == "revoked"
         )
         let unknown = #expect(throws: RevocationError.self) {
-            try store.load(ocspResponse: response("unknown"), for: authority.unknown.certificate, issuer: root)
+            try store.load(ocspResponse: unknownResponse, for: authority.unknown.certificate, issuer: root)
         }
         #expect(unknown?.code == "unknown_to_responder")
         let mismatched = #expect(throws: RevocationError.self) {
-            try store.load(ocspResponse: response("good"), for: authority.revoked.certificate, issuer: root)
+            try store.load(ocspResponse: goodResponse, for: authority.revoked.certificate, issuer: root)
         }
         #expect(mismatched != nil, "an answer for another certificate is refused")
         #expect(store.answerCount == 2)
@@ -331,5 +299,45 @@ struct RevocationOCSPInteropTests {
         #expect(good.trustedChain?.notices.first?.revocationCheck?.cached == true, "\(good)")
         let revoked = await Self.decide(evaluator, authority.revoked)
         #expect(revoked.refusal?.reasons.map(\.code) == ["revoked"], "\(revoked)")
+    }
+
+    /// swift-certificates' `OCSPVerifierPolicy`, driven through Bulwark's transport, agrees with Bulwark's own
+    /// verification on the same responder: good passes, revoked fails, and (in its hard mode, with failures terminal)
+    /// an unknown status and a responder that is down fail too.
+    @Test func swiftCertificatesOCSPPolicyOverBulwarksTransportAgrees() async throws {
+        let authority = try await RevocationAuthority.make()
+        defer { authority.remove() }
+        let responder = try await authority.startResponder()
+        let requester = BulwarkOCSPRequester(fetcher: HTTPRevocationFetcher(timeout: .seconds(2)))
+        func policyAccepts(_ leaf: TestIdentity) async -> Bool {
+            var verifier = Verifier(rootCertificates: CertificateStore([authority.root.certificate])) {
+                RFC5280Policy()
+                OCSPVerifierPolicy(failureMode: .hard, requester: requester)
+            }
+            let result = await verifier.validate(leaf: leaf.certificate, intermediates: CertificateStore())
+            if case .validCertificate = result { return true }
+            return false
+        }
+        let bulwark = Self.evaluator(authority, mode: .hard)
+        for (leaf, expected) in [(authority.good, true), (authority.revoked, false), (authority.unknown, false)] {
+            let accepted = await policyAccepts(leaf)
+            let trusted = await Self.decide(bulwark, leaf).isTrusted
+            #expect(accepted == expected, "\(leaf.certificate.serialNumber)")
+            #expect(trusted == expected, "\(leaf.certificate.serialNumber)")
+        }
+        responder.stop()
+        #expect(await policyAccepts(authority.good) == false, "a terminal failure fails the policy")
+        let lenient = BulwarkOCSPRequester(
+            fetcher: HTTPRevocationFetcher(timeout: .seconds(2)),
+            failuresAreTerminal: false
+        )
+        var verifier = Verifier(rootCertificates: CertificateStore([authority.root.certificate])) {
+            RFC5280Policy()
+            OCSPVerifierPolicy(failureMode: .hard, requester: lenient)
+        }
+        let passed = await verifier.validate(leaf: authority.good.certificate, intermediates: CertificateStore())
+        if case .couldNotValidate = passed {
+            Issue.record("a non-terminal failure passes OCSPVerifierPolicy even in hard mode (its documented rule)")
+        }
     }
 }

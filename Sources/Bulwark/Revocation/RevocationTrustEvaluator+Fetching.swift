@@ -44,12 +44,13 @@ extension ServerTrustEvaluating {
         networkAccessDisabled: Bool = false,
         fetcher: any RevocationFetching = HTTPRevocationFetcher.shared
     ) -> RevocationTrustEvaluator {
-        RevocationTrustEvaluator(
+        .revocation(
             self,
             method: method,
             mode: mode,
             store: store,
-            fetcher: networkAccessDisabled ? nil : fetcher
+            networkAccessDisabled: networkAccessDisabled,
+            fetcher: fetcher
         )
     }
 }

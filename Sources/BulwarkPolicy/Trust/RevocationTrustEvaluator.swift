@@ -18,7 +18,7 @@ import X509
 /// used, so the client's decision cache never outlives them.
 ///
 /// > Note: OCSP stapling is not supported: NIOSSL does not expose a stapled response to the verification callback
-/// > (swift-nio-ssl has no API for it as of 2.37). ``RevocationStore/load(ocspResponse:for:issuer:at:clockSkew:)``
+/// > (swift-nio-ssl has no API for it as of 2.37; apple/swift-nio-ssl#242). ``RevocationStore/load(ocspResponse:for:issuer:at:clockSkew:)``
 /// > is the seam a stapled response can be fed through once it does (it takes responses fetched elsewhere today).
 public struct RevocationTrustEvaluator: ServerTrustEvaluating {
     /// What an unknown revocation status does.

@@ -185,6 +185,32 @@ struct RevocationAuthority {
         throw ExternalPeerError(description: "openssl ocsp did not start listening; its output:\n\(peer.logTail)")
     }
 
+    /// An answer of the CA's responder for the certificate in `certificate` (a file name: `good.pem`), made by
+    /// `openssl ocsp` from a request of its own (with a random nonce, or none) without any network: what a server
+    /// replaying an old answer, or a sidecar that fetched one, would hand over.
+    func recordedResponse(for certificate: String, nonce: Bool) async throws -> [UInt8] {
+        let openssl = try ExternalPeers.findTool("openssl")
+        let name = (certificate as NSString).deletingPathExtension
+        let made = try await ProcessRunner.run(
+            try ExternalPeers.findTool("bash"),
+            [
+                "-c",
+                """
+                set -e; cd "$1"
+                "$2" ocsp -issuer ca.pem -cert "$3" "$4" -reqout "$5.req"
+                "$2" ocsp -index ca/index.txt -rsigner responder.pem -rkey responder.key -CA ca.pem -ndays 1 \
+                  -reqin "$5.req" -respout "$5.resp"
+                """,
+                "recorded-response", self.directory.path, openssl.path, certificate, nonce ? "-nonce" : "-no_nonce",
+                name,
+            ]
+        )
+        guard made.status == 0 else {
+            throw ExternalPeerError(description: "openssl ocsp could not answer (\(made.status)): \(made.stderr)")
+        }
+        return try [UInt8](Data(contentsOf: self.directory.appending(path: "\(name).resp")))
+    }
+
     /// Removes the authority's directory.
     func remove() {
         try? FileManager.default.removeItem(at: self.directory)

@@ -41,7 +41,13 @@ public struct OCSPRequest: Hashable, Sendable {
     /// base64 of the DER bytes; nil when that URL would be longer than ``maximumGetURLLength`` bytes (send a POST
     /// then).
     public func getURL(responder: String) -> String? {
-        let encoded = Data(self.derBytes).base64EncodedString().utf8.reduce(into: "") { text, byte in
+        Self.getURL(for: self.derBytes, responder: responder)
+    }
+
+    /// The GET form of any DER-encoded request (one swift-certificates' `OCSPVerifierPolicy` made, say), or nil when
+    /// it would be longer than ``maximumGetURLLength`` bytes.
+    public static func getURL(for derBytes: [UInt8], responder: String) -> String? {
+        let encoded = Data(derBytes).base64EncodedString().utf8.reduce(into: "") { text, byte in
             switch byte {
             case UInt8(ascii: "+"): text += "%2B"
             case UInt8(ascii: "/"): text += "%2F"

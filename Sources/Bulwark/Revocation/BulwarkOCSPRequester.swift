@@ -1,0 +1,39 @@
+import BulwarkPolicy
+import X509
+
+/// Bulwark's revocation transport as swift-certificates' `OCSPRequester`, for code that validates chains with
+/// swift-certificates' `Verifier` and its `OCSPVerifierPolicy`: the same plain-`http://` fetch, timeout, size cap and
+/// same-origin redirects as ``HTTPRevocationFetcher``, GET when the request fits in 255 bytes, POST otherwise.
+///
+/// Bulwark's own ``RevocationTrustEvaluator`` does not use `OCSPVerifierPolicy` (it verifies responses itself, to
+/// report each certificate's status and to cache answers); this type serves users of swift-certificates directly,
+/// and lets the tests compare both verifiers on the same responder.
+public struct BulwarkOCSPRequester: OCSPRequester {
+    /// The transport.
+    public var fetcher: HTTPRevocationFetcher
+    /// Whether a failed query fails verification (`terminalError`). With `false` it is `nonTerminalError`, which
+    /// `OCSPVerifierPolicy` treats as a pass even in its hard mode.
+    ///
+    /// > Warning: `false` lets a blocked or unreachable responder turn every check into a pass.
+    public var failuresAreTerminal: Bool
+
+    public init(fetcher: HTTPRevocationFetcher = .shared, failuresAreTerminal: Bool = true) {
+        self.fetcher = fetcher
+        self.failuresAreTerminal = failuresAreTerminal
+    }
+
+    public func query(request: [UInt8], uri: String) async -> OCSPRequesterQueryResult {
+        let maximum = RevocationTrustEvaluator.maximumOCSPResponseSize
+        let fetch =
+            if let url = OCSPRequest.getURL(for: request, responder: uri) {
+                RevocationFetchRequest(kind: .ocsp, url: url, maximumResponseSize: maximum)
+            } else {
+                RevocationFetchRequest(kind: .ocsp, url: uri, body: request, maximumResponseSize: maximum)
+            }
+        do {
+            return .response(try await self.fetcher.fetch(fetch))
+        } catch {
+            return self.failuresAreTerminal ? .terminalError(error) : .nonTerminalError(error)
+        }
+    }
+}
