@@ -6,14 +6,20 @@ import X509
 
 @testable import BulwarkPolicy
 
-/// Writes the seeds of the `ocsp` fuzz target (Fuzz/Corpus/ocsp) with the builder, using the fixed keys and names of
-/// Fuzz/Sources/BulwarkFuzzPolicy/OCSPTarget.swift. Runs only when `BULWARK_WRITE_OCSP_SEEDS` names a directory:
+/// The seeds of the `ocsp` fuzz target (Fuzz/Corpus/ocsp), built with the fixed keys and names of
+/// Fuzz/Sources/BulwarkFuzzPolicy/OCSPTarget.swift: the committed seeds and freshly built ones must verify as the
+/// target expects (so a change of the verifier cannot leave the fuzzer starting from inputs it refuses). With
+/// `BULWARK_WRITE_OCSP_SEEDS` naming a directory, the fresh seeds are also written there:
 /// `BULWARK_WRITE_OCSP_SEEDS=Fuzz/Corpus/ocsp swift test --skip-build --filter OCSPFuzzSeedTests`.
-@Suite(
-    "OCSP fuzz seeds",
-    .enabled(if: ProcessInfo.processInfo.environment["BULWARK_WRITE_OCSP_SEEDS"] != nil)
-)
+@Suite("OCSP fuzz seeds")
 struct OCSPFuzzSeedTests {
+    /// Fuzz/Corpus/ocsp in this checkout.
+    static let committedSeeds = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent()  // BulwarkPolicyTests
+        .deletingLastPathComponent()  // Tests
+        .deletingLastPathComponent()
+        .appending(path: "Fuzz/Corpus/ocsp")
+
     static let time = Date(timeIntervalSince1970: 1_800_000_000)
 
     static func key(_ name: String) throws -> P256.Signing.PrivateKey {
@@ -41,8 +47,7 @@ struct OCSPFuzzSeedTests {
         )
     }
 
-    @Test func writeTheSeeds() throws {
-        let directory = URL(fileURLWithPath: ProcessInfo.processInfo.environment["BULWARK_WRITE_OCSP_SEEDS"]!)
+    @Test func theSeedsVerifyAsTheTargetExpects() throws {
         let caKey = try Self.key("bulwark fuzz ocsp ca")
         let authority = try Self.certificate(name: "Bulwark Fuzz OCSP CA", serial: 1, key: caKey.publicKey)
         let good = try Self.certificate(name: "good.bulwark.test", serial: 0x3001, key: try Self.key("good").publicKey)
@@ -96,20 +101,46 @@ struct OCSPFuzzSeedTests {
         seeds["delegated-good"] = try delegated.der(signedWith: responderKey)
         seeds["unknown"] = try builder([try single(revoked, .unknown)]).der(signedWith: caKey)
         seeds["try-later"] = OCSPResponseBuilder.failure(3)
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        for (name, bytes) in seeds {
-            try Data(bytes).write(to: directory.appending(path: name))
+        if let path = ProcessInfo.processInfo.environment["BULWARK_WRITE_OCSP_SEEDS"] {
+            let directory = URL(fileURLWithPath: path)
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            for (name, bytes) in seeds {
+                try Data(bytes).write(to: directory.appending(path: name))
+            }
         }
-        // The seeds verify as the fuzz target expects.
+        // Fresh and committed seeds verify as the fuzz target expects.
         let time = Self.time
         let request = try OCSPRequest(
             certificateID: try OCSPCertificateID(certificate: good, issuer: authority),
             nonce: nonce
         )
-        for name in ["good-by-name", "revoked-by-key", "delegated-good"] {
-            let status = try OCSPResponse(derEncoded: seeds[name]!)
-                .status(for: request, certificate: good, issuer: authority, at: time)
-            #expect(status.code == "good", "\(name)")
+        let revokedRequest = try OCSPRequest(
+            certificateID: try OCSPCertificateID(certificate: revoked, issuer: authority),
+            nonce: nonce
+        )
+        var committed: [String: [UInt8]] = [:]
+        for name in seeds.keys.sorted() {
+            committed[name] = try [UInt8](Data(contentsOf: Self.committedSeeds.appending(path: name)))
+        }
+        for (origin, set) in [("fresh", seeds), ("committed", committed)] {
+            for name in ["good-by-name", "revoked-by-key", "delegated-good"] {
+                let status = try OCSPResponse(derEncoded: set[name]!)
+                    .status(for: request, certificate: good, issuer: authority, at: time)
+                #expect(status.code == "good", "\(origin) \(name)")
+            }
+            let revokedStatus = try OCSPResponse(derEncoded: set["revoked-by-key"]!)
+                .status(for: revokedRequest, certificate: revoked, issuer: authority, at: time)
+            #expect(revokedStatus.code == "revoked", "\(origin)")
+            let unknown = #expect(throws: RevocationError.self) {
+                _ = try OCSPResponse(derEncoded: set["unknown"]!)
+                    .status(for: revokedRequest, certificate: revoked, issuer: authority, at: time)
+            }
+            #expect(unknown?.code == "unknown_to_responder", "\(origin)")
+            let later = #expect(throws: RevocationError.self) {
+                _ = try OCSPResponse(derEncoded: set["try-later"]!)
+                    .status(for: request, certificate: good, issuer: authority, at: time)
+            }
+            #expect(later?.code == "responder_error", "\(origin)")
         }
     }
 }
