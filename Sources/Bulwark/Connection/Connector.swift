@@ -30,6 +30,9 @@ struct Connector: Sendable {
     let decisionCache: TrustDecisionCache?
     /// The certificates this client's servers presented, parsed (decoding only; see ``CertificateParseCache``).
     let parsedCertificates = CertificateParseCache()
+    /// The TLS contexts of connections that offer a client certificate, by identity and host (see
+    /// ``sslContext(for:host:)``).
+    let identityContexts = IdentityContexts()
     private static let nextID = NIOLockedValueBox(0)
 
     /// A connector for `settings`.
@@ -104,9 +107,16 @@ struct Connector: Sendable {
     func connectTLS<Configured: Sendable>(
         host: String,
         port: Int,
+        identity: ClientIdentity? = nil,
         configure: @escaping @Sendable (any Channel, String?) throws -> Configured
     ) async throws -> (any Channel, Configured, ServerTrustInfo) {
-        try await self.connectTLS(host: host, port: port, on: self.eventLoopGroup.next(), configure: configure).get()
+        try await self.connectTLS(
+            host: host,
+            port: port,
+            on: self.eventLoopGroup.next(),
+            identity: identity,
+            configure: configure
+        ).get()
     }
 
     /// ``connectTLS(host:port:configure:)`` as a future on `eventLoop`, the connection's event loop: a caller that
@@ -115,11 +125,14 @@ struct Connector: Sendable {
     /// The future fails with a ``BulwarkError`` only: ``BulwarkError/Code/trustRefused`` with the refusal, a
     /// connect or handshake timeout, or a connect or handshake failure; with ``BulwarkError/Code/deadlineExceeded``
     /// when `deadline` comes before the connect or handshake timeout runs out.
+    ///
+    /// - Parameter identity: The client certificate offered if the server asks for one; nil offers none.
     func connectTLS<Configured: Sendable>(
         host: String,
         port: Int,
         on eventLoop: any EventLoop,
         deadline: NIODeadline? = nil,
+        identity: ClientIdentity? = nil,
         configure: @escaping @Sendable (any Channel, String?) throws -> Configured
     ) -> EventLoopFuture<(any Channel, Configured, ServerTrustInfo)> {
         let verification = TrustVerification(
@@ -132,7 +145,16 @@ struct Connector: Sendable {
             parsedCertificates: self.parsedCertificates
         )
         let handshakePromise = eventLoop.makePromise(of: (Configured, String?).self)
-        let sslContext = self.sslContext
+        let sslContext: NIOSSLContext
+        if let identity {
+            do {
+                sslContext = try self.sslContext(for: identity, host: host)
+            } catch {
+                return eventLoop.makeFailedFuture(error)
+            }
+        } else {
+            sslContext = self.sslContext
+        }
         let serverName = HostName.isIPAddress(host) ? nil : host
         let (connectHost, connectPort) = self.resolve(host: host, port: port)
         let connectLimit = Self.limit(self.settings.timeouts.connect, by: deadline)
@@ -224,10 +246,13 @@ struct Connector: Sendable {
 
     /// Opens an HTTP connection to `target` on `eventLoop`; the future completes on that loop, failed only with a
     /// ``BulwarkError`` (``BulwarkError/Code/deadlineExceeded`` when `deadline` ends connecting or the handshake).
+    ///
+    /// - Parameter identity: The client certificate offered if the server asks for one (the pool key's).
     func connect(
         to target: RequestTarget,
         on eventLoop: any EventLoop,
-        deadline: NIODeadline? = nil
+        deadline: NIODeadline? = nil,
+        identity: ClientIdentity? = nil
     ) -> EventLoopFuture<PooledConnection> {
         let id = Self.nextID.withLockedValue { value in
             value += 1
@@ -243,7 +268,13 @@ struct Connector: Sendable {
         let decompression = self.settings.decompression
         let idleRead = self.settings.timeouts.idleRead
         let host = target.host
-        return self.connectTLS(host: target.host, port: target.port, on: eventLoop, deadline: deadline) {
+        return self.connectTLS(
+            host: target.host,
+            port: target.port,
+            on: eventLoop,
+            deadline: deadline,
+            identity: identity
+        ) {
             channel,
             negotiated in
             let sync = channel.pipeline.syncOperations

@@ -1,0 +1,77 @@
+import BulwarkPolicy
+import BulwarkTestSupport
+import Foundation
+import NIOSSL
+import Testing
+import X509
+
+@testable import Bulwark
+
+/// A test server that requires a client certificate issued by `clientCA`, and clients with or without an identity.
+struct MutualTLSHarness {
+    let chain: TestChain
+    let clientCA: TestIdentity
+    let identity: ClientIdentity
+
+    init() throws {
+        self.chain = try TestChain.make(host: Harness.host)
+        self.clientCA = try CertificateFactory.makeRoot(commonName: "Bulwark Test Client CA")
+        self.identity = try ClientCertificates.identity(try ClientCertificates.leaf(self.clientCA))
+    }
+
+    func server(alpn: [String], maximumTLSVersion: TLSVersion? = nil) async throws -> TestHTTPSServer {
+        var configuration = TestHTTPSServer.Configuration(chain: self.chain)
+        configuration.alpn = alpn
+        configuration.maximumTLSVersion = maximumTLSVersion
+        configuration.requiresClientCertificate = true
+        configuration.clientCertificateRoots = [self.clientCA.certificate]
+        return try await TestHTTPSServer.start(configuration: configuration)
+    }
+
+    func client(
+        for server: TestHTTPSServer,
+        identities: [String: ClientIdentity],
+        monitor: RecordingEventMonitor = RecordingEventMonitor()
+    ) throws -> BulwarkClient {
+        let identities = try BulwarkClient.ClientIdentities(identities)
+        return try Harness.client(for: server, evaluator: .default(roots: .custom([self.chain.root.certificate]))) {
+            $0.clientIdentities = identities
+            $0.eventMonitor = monitor
+        }
+    }
+}
+
+@Suite("Client certificates over real TLS on loopback (in-process server)")
+struct ClientCertificateClientTests {
+    static let protocols: [[String]] = [["h2"], ["http/1.1"]]
+
+    @Test("the identity the host selects is sent, and reported without its key", arguments: Self.protocols)
+    func identitySent(alpn: [String]) async throws {
+        let harness = try MutualTLSHarness()
+        let server = try await harness.server(alpn: alpn)
+        let monitor = RecordingEventMonitor()
+        let client = try harness.client(for: server, identities: [Harness.host: harness.identity], monitor: monitor)
+        for _ in 0..<3 {
+            let (response, _) = try await Harness.get(client, Harness.url(server, "/hello"))
+            #expect(response.status == .ok)
+        }
+        #expect(client.openConnectionCount == 1)
+        let sent = monitor.events.filter { $0.kind == .clientCertificateSent }
+        #expect(sent.count == 1)
+        #expect(sent.first?.host == Harness.host)
+        #expect(sent.first?.details[.fingerprint]?.text == harness.identity.fingerprint)
+        #expect(sent.first?.details[.certificate]?.text == "CN=device-42")
+        await client.shutdown()
+        try await server.shutdown()
+    }
+
+    @Test("pool keys of different identities, or none, differ")
+    func poolKeys() throws {
+        let harness = try MutualTLSHarness()
+        let other = try ClientCertificates.identity(try ClientCertificates.leaf(harness.clientCA))
+        let keys = [nil, harness.identity, other].map {
+            ConnectionPool.Key(scheme: "https", host: Harness.host, port: 443, identity: $0)
+        }
+        #expect(Set(keys).count == 3)
+    }
+}
