@@ -65,6 +65,67 @@ struct ClientCertificateClientTests {
         try await server.shutdown()
     }
 
+    @Test(
+        "no identity, or one for another host, or one from another CA: client_certificate_rejected",
+        arguments: Self.protocols
+    )
+    func rejected(alpn: [String]) async throws {
+        let harness = try MutualTLSHarness()
+        let server = try await harness.server(alpn: alpn)
+        let strangerCA = try CertificateFactory.makeRoot(commonName: "Another CA")
+        let stranger = try ClientCertificates.identity(try ClientCertificates.leaf(strangerCA))
+        let cases: [([String: ClientIdentity], String)] = [
+            ([:], "certificate required"),
+            (["other.bulwark.test": harness.identity], "certificate required"),
+            ([Harness.host: stranger], "unknown ca"),
+        ]
+        for (identities, alert) in cases {
+            let monitor = RecordingEventMonitor()
+            let client = try harness.client(for: server, identities: identities, monitor: monitor)
+            let error = await Harness.expectError(.clientCertificateRejected) {
+                _ = try await Harness.get(client, Harness.url(server, "/hello"))
+            }
+            #expect(error?.host == Harness.host)
+            #expect(error?.description.contains("\"\(alert)\"") == true, "\(String(describing: error))")
+            let sent = monitor.events.filter { $0.kind == .clientCertificateSent }
+            #expect(sent.count == (identities[Harness.host] == nil ? 0 : 1))
+            await client.shutdown()
+        }
+        try await server.shutdown()
+    }
+
+    @Test("over TLS 1.2 the rejection ends the handshake, with the same code")
+    func rejectedTLS12() async throws {
+        let harness = try MutualTLSHarness()
+        let server = try await harness.server(alpn: ["http/1.1"], maximumTLSVersion: .tlsv12)
+        let strangerCA = try CertificateFactory.makeRoot(commonName: "Another CA")
+        let stranger = try ClientCertificates.identity(try ClientCertificates.leaf(strangerCA))
+        let client = try harness.client(for: server, identities: [Harness.host: stranger])
+        let error = await Harness.expectError(.clientCertificateRejected) {
+            _ = try await Harness.get(client, Harness.url(server, "/hello"))
+        }
+        #expect(error?.description.contains("rejected the client certificate") == true)
+        await client.shutdown()
+        let good = try harness.client(for: server, identities: [Harness.host: harness.identity])
+        let (response, _) = try await Harness.get(good, Harness.url(server, "/hello"))
+        #expect(response.status == .ok)
+        await good.shutdown()
+        try await server.shutdown()
+    }
+
+    @Test("a server that asks for no certificate gets none, and no event is reported")
+    func notAsked() async throws {
+        let harness = try MutualTLSHarness()
+        let server = try await Harness.server(harness.chain)
+        let monitor = RecordingEventMonitor()
+        let client = try harness.client(for: server, identities: [Harness.host: harness.identity], monitor: monitor)
+        let (response, _) = try await Harness.get(client, Harness.url(server, "/hello"))
+        #expect(response.status == .ok)
+        #expect(monitor.events.filter { $0.kind == .clientCertificateSent }.isEmpty)
+        await client.shutdown()
+        try await server.shutdown()
+    }
+
     @Test("pool keys of different identities, or none, differ")
     func poolKeys() throws {
         let harness = try MutualTLSHarness()

@@ -263,7 +263,7 @@ struct Connector: Sendable {
         }
         enum Configured: Sendable {
             case http1(NIOLoopBound<HTTPExchangeHandler>)
-            case http2(NIOLoopBound<NIOHTTP2Handler.StreamMultiplexer>)
+            case http2(NIOLoopBound<NIOHTTP2Handler.StreamMultiplexer>, NIOLockedValueBox<BulwarkError?>)
         }
         let decompression = self.settings.decompression
         let idleRead = self.settings.timeouts.idleRead
@@ -284,7 +284,11 @@ struct Connector: Sendable {
                     connectionConfiguration: Self.http2ConnectionConfiguration,
                     streamConfiguration: .init()
                 ) { stream in stream.eventLoop.makeSucceededVoidFuture() }
-                return Configured.http2(NIOLoopBound(multiplexer, eventLoop: channel.eventLoop))
+                // A server refusing the client certificate (or its absence) after a TLS 1.3 handshake: kept for the
+                // streams, which only see the connection close.
+                let rejection = NIOLockedValueBox<BulwarkError?>(nil)
+                try sync.addHandler(ClientCertificateRejectionRecorder(host: host, rejection: rejection))
+                return Configured.http2(NIOLoopBound(multiplexer, eventLoop: channel.eventLoop), rejection)
             }
             let handler = try Self.addHTTP1Handlers(
                 to: sync,
@@ -295,7 +299,7 @@ struct Connector: Sendable {
             return Configured.http1(NIOLoopBound(handler, eventLoop: channel.eventLoop))
         }.map { channel, configured, trust in
             switch configured {
-            case .http2(let multiplexer):
+            case .http2(let multiplexer, let rejection):
                 return .http2(
                     HTTP2Connection(
                         channel: channel,
@@ -304,7 +308,8 @@ struct Connector: Sendable {
                         host: host,
                         decompression: decompression,
                         idleRead: idleRead,
-                        id: id
+                        id: id,
+                        clientCertificateRejection: rejection
                     )
                 )
             case .http1(let handler):

@@ -151,6 +151,7 @@ extension RequestExecutor {
             case .http2(let connection):
                 return connection.openStream(sensitiveHeaderNames: sensitiveHeaderNames).map { stream, handler in
                     let response = begin(handler) { _ in stream.close(promise: nil) }
+                        .flatMapErrorThrowing { throw connection.replacingWithRejection($0) }
                     return Started(lease: lease, handler: handler, head: response, version: "h2")
                 }
             }
