@@ -89,6 +89,9 @@ struct ClientCertificateClientTests {
             #expect(error?.description.contains("\"\(alert)\"") == true, "\(String(describing: error))")
             let sent = monitor.events.filter { $0.kind == .clientCertificateSent }
             #expect(sent.count == (identities[Harness.host] == nil ? 0 : 1))
+            let withheld = monitor.events.filter { $0.kind == .clientCertificateWithheld }
+            #expect(withheld.count == (identities[Harness.host] == nil ? 1 : 0))
+            #expect(withheld.allSatisfy { $0.host == Harness.host })
             await client.shutdown()
         }
         try await server.shutdown()
@@ -122,6 +125,7 @@ struct ClientCertificateClientTests {
         let (response, _) = try await Harness.get(client, Harness.url(server, "/hello"))
         #expect(response.status == .ok)
         #expect(monitor.events.filter { $0.kind == .clientCertificateSent }.isEmpty)
+        #expect(monitor.events.filter { $0.kind == .clientCertificateWithheld }.isEmpty)
         await client.shutdown()
         try await server.shutdown()
     }

@@ -141,6 +141,9 @@ struct ClientCertificateInteropTests {
             #expect(!body.contains("device-42"))
         }
         #expect(monitor.events.filter { $0.kind == .clientCertificateSent }.isEmpty)
+        let withheld = monitor.events.filter { $0.kind == .clientCertificateWithheld }
+        #expect(withheld.count == 1)
+        #expect(withheld.first?.host == "localhost")
         #expect(!self.sServerOutput(server).contains("device-42"))
         // The same server, with the identity selected for localhost: it receives and verifies the certificate.
         try await self.withClient(["localhost": self.identity]) { client in

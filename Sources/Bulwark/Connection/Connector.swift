@@ -50,7 +50,10 @@ struct Connector: Sendable {
         self.decisionCache = settings.trustDecisionCache.map { TrustDecisionCache(options: $0) }
         try Self.validate(settings.tls, host: nil)
         if let error = settings.resolveOverrides.validationError { throw error }
-        self.sslContext = try NIOSSLContext(configuration: Self.tlsConfiguration(settings.tls))
+        var tls = Self.tlsConfiguration(settings.tls)
+        // Connections offering no client certificate: a server asking for one is reported, and gets none.
+        tls.sslContextCallback = Self.withholdingCallback(monitor: settings.eventMonitor)
+        self.sslContext = try NIOSSLContext(configuration: tls)
     }
 
     /// A connector for the connection settings of `configuration`.

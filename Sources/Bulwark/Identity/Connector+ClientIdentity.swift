@@ -63,6 +63,26 @@ extension Connector {
         }
     }
 
+    /// The certificate callback of the context without a client certificate: BoringSSL calls it only when a server
+    /// sends a CertificateRequest; it reports `client_certificate_withheld` and changes nothing, so the handshake goes
+    /// on without a certificate and the server decides. The host is the SNI name (nil for an IP-address host, which
+    /// has none).
+    static func withholdingCallback(monitor: any EventMonitor) -> NIOSSLContextCallback {
+        { values, promise in
+            monitor.record(Self.clientCertificateWithheldEvent(host: values.serverHostname))
+            promise.succeed(.noChanges)
+        }
+    }
+
+    /// `client_certificate_withheld`: a server asked for a client certificate and no identity is selected for it.
+    static func clientCertificateWithheldEvent(host: String?) -> SecurityEvent {
+        SecurityEvent(
+            kind: .clientCertificateWithheld,
+            host: host,
+            message: "the server asked for a client certificate; none is selected for this host, so none was sent"
+        )
+    }
+
     /// `client_certificate_sent`: the host, the certificate's subject and fingerprint; never the key.
     static func clientCertificateSentEvent(_ identity: ClientIdentity, host: String) -> SecurityEvent {
         SecurityEvent(

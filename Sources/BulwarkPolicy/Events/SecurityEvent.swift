@@ -62,6 +62,9 @@ public struct SecurityEvent: Sendable, CustomStringConvertible {
         /// A server asked for a client certificate and the identity its host selects was sent (details: the
         /// certificate's subject and SHA-256 fingerprint, the pattern that selected it; never the key).
         public static let clientCertificateSent = Kind("client_certificate_sent")
+        /// A server asked for a client certificate and no identity is selected for its host, so none was sent (the
+        /// server then decides whether to go on). The host is the TLS server name; nil for an IP-address host.
+        public static let clientCertificateWithheld = Kind("client_certificate_withheld")
 
         /// Every kind, for monitors that pre-register metrics.
         public static let all: [Kind] = [
@@ -69,7 +72,7 @@ public struct SecurityEvent: Sendable, CustomStringConvertible {
             .redirectFollowed, .redirectRefused, .requestRefusedByAllowlist, .credentialStripped,
             .requestRefusedOutOfScope, .insecureOptionUsed, .signOut, .pinFailureReportDropped,
             .secretMemoryNotLocked, .eventsDropped, .revocationChecked, .revocationUnknown, .certificateRevoked,
-            .clientCertificateSent,
+            .clientCertificateSent, .clientCertificateWithheld,
         ]
 
         public var description: String { self.name }
