@@ -1,6 +1,7 @@
 import BulwarkPolicy
 import BulwarkTestSupport
 import Foundation
+import NIOCore
 import NIOSSL
 import Testing
 import X509
@@ -127,6 +128,39 @@ struct ClientCertificateClientTests {
         #expect(monitor.events.filter { $0.kind == .clientCertificateSent }.isEmpty)
         #expect(monitor.events.filter { $0.kind == .clientCertificateWithheld }.isEmpty)
         await client.shutdown()
+        try await server.shutdown()
+    }
+
+    @Test("a TLSStream offers the identity its host selects; without one the server's alert is the typed error")
+    func tlsStream() async throws {
+        let harness = try MutualTLSHarness()
+        let server = try await harness.server(alpn: ["http/1.1"])
+        let monitor = RecordingEventMonitor()
+        var configuration = TLSStream.Configuration(
+            trust: try ServerTrustManager(evaluators: [
+                Harness.host: .default(roots: .custom([harness.chain.root.certificate]))
+            ])
+        )
+        configuration.resolveOverrides[.init(host: Harness.host, port: server.port)] = "127.0.0.1"
+        configuration.eventMonitor = monitor
+        configuration.clientIdentities = try .init([Harness.host: harness.identity])
+        let request = ByteBuffer(string: "GET /hello HTTP/1.1\r\nHost: \(Harness.host)\r\nConnection: close\r\n\r\n")
+        let stream = try await TLSStream.connect(host: Harness.host, port: server.port, configuration: configuration)
+        try await stream.write(request)
+        var received = ""
+        while let buffer = try await stream.read() { received += String(buffer: buffer) }
+        #expect(received.hasPrefix("HTTP/1.1 200"))
+        try await stream.close()
+        #expect(monitor.events.filter { $0.kind == .clientCertificateSent }.count == 1)
+
+        configuration.clientIdentities = BulwarkClient.ClientIdentities()
+        let bare = try await TLSStream.connect(host: Harness.host, port: server.port, configuration: configuration)
+        try? await bare.write(request)
+        let error = await Harness.expectError(.clientCertificateRejected) {
+            while try await bare.read() != nil {}
+        }
+        #expect(error?.description.contains("certificate required") == true)
+        try await bare.close()
         try await server.shutdown()
     }
 
