@@ -247,4 +247,53 @@ struct ClientCertificateInteropTests {
             )
         }
     }
+
+    @Test("a PKCS#12 bundle made by openssl loads with its passphrase, with its CA certificate as the chain")
+    func pkcs12Bundle() async throws {
+        let openssl = try ExternalPeers.findTool("openssl")
+        let directory = try ExternalPeers.makeDirectory("client-p12")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let intermediate = try CertificateFactory.issueIntermediate(from: self.clientCA)
+        let leaf = try ClientCertificates.leaf(intermediate)
+        let files = [
+            "key.pem": leaf.privateKeyPEM, "cert.pem": leaf.certificatePEM, "ca.pem": intermediate.certificatePEM,
+        ]
+        for (name, text) in files {
+            try text.write(to: directory.appending(path: name), atomically: true, encoding: .utf8)
+        }
+        let bundle = directory.appending(path: "identity.p12")
+        let exported = try await ExternalPeers.run(
+            openssl,
+            [
+                "pkcs12", "-export", "-in", directory.appending(path: "cert.pem").path,
+                "-inkey", directory.appending(path: "key.pem").path,
+                "-certfile", directory.appending(path: "ca.pem").path, "-passout", "pass:correct horse",
+                "-out", bundle.path,
+            ]
+        )
+        #expect(exported.status == 0, "\(exported.stderr)")
+        let identity = try ClientIdentity.pkcs12(
+            try SecretBytes(contentsOfFile: bundle.path, trimmingTrailingNewlines: false),
+            passphrase: SecretBytes(utf8: "correct horse")
+        )
+        #expect(identity.subject == "CN=device-42")
+        #expect(identity.certificateChain == [leaf.certificate, intermediate.certificate])
+        ClientCertificates.expectError(.wrongPassphrase) {
+            _ = try ClientIdentity.pkcs12(
+                try SecretBytes(contentsOfFile: bundle.path, trimmingTrailingNewlines: false),
+                passphrase: SecretBytes(utf8: "battery staple")
+            )
+        }
+        ClientCertificates.expectError(.unreadableKey) {
+            _ = try ClientIdentity.pkcs12(SecretBytes(Array("not a bundle".utf8)), passphrase: SecretBytes(utf8: "x"))
+        }
+        // nginx, trusting the root only, accepts the leaf with the intermediate the bundle carried.
+        let nginx = try await NginxServer.start(chain: self.chain, clientCA: self.clientCA.certificate)
+        defer { nginx.stop() }
+        try await self.withClient(["localhost": identity]) { client in
+            let (response, body) = try await self.get(client, port: nginx.port, "/whoami")
+            #expect(response.status == .ok)
+            #expect(body == "CN=device-42\n")
+        }
+    }
 }

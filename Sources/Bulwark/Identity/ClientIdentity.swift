@@ -150,6 +150,78 @@ public struct ClientIdentity: Sendable, Hashable, CustomStringConvertible, Custo
             )
         }
         let key = try Self.privateKey(privateKey, format: format, passphrase: passphrase, subject: subject)
+        return try Self.checked(certificates: certificates, chain: chain, key: key, now: now)
+    }
+
+    /// Loads an identity from a PKCS#12 bundle (`.p12`, `.pfx`): the leaf certificate, its key and the CA
+    /// certificates the bundle holds (sent as the chain after the leaf), decrypted with `passphrase`.
+    ///
+    /// The bundle (which holds the key, encrypted) and the passphrase stay in ``SecretBytes``; the array copy of the
+    /// bundle the TLS library reads is wiped, and the library wipes its copy of the passphrase. The same checks as for
+    /// PEM apply (``ClientCertificateCheck``).
+    ///
+    /// - Throws: ``ClientIdentityError``: ``ClientIdentityError/Code/wrongPassphrase`` when the bundle cannot be
+    ///   decrypted, ``ClientIdentityError/Code/unreadableKey`` when it is not a PKCS#12 bundle, or a failed check.
+    public static func pkcs12(
+        _ bundle: consuming SecretBytes,
+        passphrase: consuming SecretBytes,
+        now: Date = Date()
+    ) throws(ClientIdentityError) -> ClientIdentity {
+        let box = SecretBox(passphrase)
+        defer { box.wipe() }
+        var bytes = bundle.withUnsafeBytes { Array($0) }
+        _ = consume bundle
+        defer { Self.wipe(&bytes) }
+        let parsed: Result<NIOSSLPKCS12Bundle, any Error>? = box.withUnsafeBytes { passphrase in
+            Result { try NIOSSLPKCS12Bundle(buffer: bytes, passphrase: passphrase) }
+        }
+        let nioBundle: NIOSSLPKCS12Bundle
+        switch parsed {
+        case .success(let bundle)?:
+            nioBundle = bundle
+        case .failure(let error)?:
+            let text = String(reflecting: error)
+            let wrong = text.contains("INCORRECT_PASSWORD") || text.contains("BAD_DECRYPT")
+            throw ClientIdentityError(
+                wrong ? .wrongPassphrase : .unreadableKey,
+                subject: nil,
+                detail: wrong
+                    ? "the PKCS#12 bundle cannot be decrypted with the passphrase given"
+                    : "the PKCS#12 bundle cannot be read",
+                underlying: text
+            )
+        case nil:
+            throw ClientIdentityError(.wrongPassphrase, subject: nil, detail: "the passphrase was wiped")
+        }
+        let certificates: [Certificate]
+        do {
+            certificates = try nioBundle.certificateChain.map { try Certificate(derEncoded: try $0.toDERBytes()) }
+        } catch {
+            throw ClientIdentityError(
+                .unreadableCertificate,
+                subject: nil,
+                detail: "a certificate of the PKCS#12 bundle cannot be read",
+                underlying: String(reflecting: error)
+            )
+        }
+        guard !certificates.isEmpty else {
+            throw ClientIdentityError(.noCertificate, subject: nil, detail: "the PKCS#12 bundle holds no certificate")
+        }
+        return try Self.checked(
+            certificates: certificates,
+            chain: nioBundle.certificateChain,
+            key: nioBundle.privateKey,
+            now: now
+        )
+    }
+
+    /// Checks the key against the leaf (``ClientCertificateCheck``) and makes the identity.
+    private static func checked(
+        certificates: [Certificate],
+        chain: [NIOSSLCertificate],
+        key: NIOSSLPrivateKey,
+        now: Date
+    ) throws(ClientIdentityError) -> ClientIdentity {
         let publicKey: Certificate.PublicKey?
         do {
             // BoringSSL's DER of its key (SEC1 or PKCS#1), wiped once the public key is derived.
