@@ -296,4 +296,64 @@ struct ClientCertificateInteropTests {
             #expect(body == "CN=device-42\n")
         }
     }
+
+    @Test("bulwark fetch --cert/--key/--key-passphrase-file and --p12: accepted by nginx; rejection exits 4")
+    func commandLine() async throws {
+        let openssl = try ExternalPeers.findTool("openssl")
+        let directory = try ExternalPeers.makeDirectory("client-cli")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let leaf = try ClientCertificates.leaf(self.clientCA)
+        func path(_ name: String) -> String { directory.appending(path: name).path }
+        try leaf.privateKeyPEM.write(toFile: path("key.pem"), atomically: true, encoding: .utf8)
+        try leaf.certificatePEM.write(toFile: path("cert.pem"), atomically: true, encoding: .utf8)
+        try "correct horse\n".write(toFile: path("passphrase"), atomically: true, encoding: .utf8)
+        let encrypted = try await ExternalPeers.run(
+            openssl,
+            [
+                "pkcs8", "-topk8", "-v2", "aes-256-cbc", "-passout", "pass:correct horse", "-in", path("key.pem"),
+                "-out", path("encrypted.pem"),
+            ]
+        )
+        #expect(encrypted.status == 0, "\(encrypted.stderr)")
+        let exported = try await ExternalPeers.run(
+            openssl,
+            [
+                "pkcs12", "-export", "-in", path("cert.pem"), "-inkey", path("key.pem"), "-passout",
+                "pass:correct horse", "-out", path("identity.p12"),
+            ]
+        )
+        #expect(exported.status == 0, "\(exported.stderr)")
+
+        let nginx = try await NginxServer.start(chain: self.chain, clientCA: self.clientCA.certificate)
+        defer { nginx.stop() }
+        let url = "https://localhost:\(nginx.port)/whoami"
+        let variants: [[String]] = [
+            ["--cert", path("cert.pem"), "--key", path("key.pem")],
+            ["--cert", path("cert.pem"), "--key", path("encrypted.pem"), "--key-passphrase-file", path("passphrase")],
+            ["--p12", path("identity.p12"), "--key-passphrase-file", path("passphrase")],
+        ]
+        for identity in variants {
+            let result = try await CLI.run(["fetch", url, "--ca", nginx.rootPEMPath] + identity)
+            #expect(result.status == 0, "\(identity): \(result.stderr)")
+            #expect(result.stdout == "CN=device-42\n", "\(identity)")
+            #expect(!result.stderr.contains("BEGIN"))
+        }
+        let alone = try await CLI.run(["fetch", url, "--ca", nginx.rootPEMPath, "--cert", path("cert.pem")])
+        #expect(alone.status != 0)
+        #expect(alone.stderr.contains("--cert and --key go together"), "\(alone.stderr)")
+        let wrong = try await CLI.run([
+            "fetch", url, "--ca", nginx.rootPEMPath, "--cert", path("cert.pem"), "--key", path("encrypted.pem"),
+        ])
+        #expect(wrong.status == 2, "\(wrong.stderr)")
+        #expect(wrong.stderr.contains("the private key is encrypted"), "\(wrong.stderr)")
+
+        let (server, serverDirectory) = try await self.sServer(["-Verify", "1", "-verify_return_error"])
+        defer {
+            server.stop()
+            try? FileManager.default.removeItem(at: serverDirectory)
+        }
+        let refused = try await CLI.run(["fetch", "https://localhost:\(server.port)/", "--ca", server.rootPEMPath])
+        #expect(refused.status == 4, "\(refused.stderr)")
+        #expect(refused.stderr.contains("client_certificate_rejected"), "\(refused.stderr)")
+    }
 }
