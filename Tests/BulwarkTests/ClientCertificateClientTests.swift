@@ -12,12 +12,14 @@ import X509
 struct MutualTLSHarness {
     let chain: TestChain
     let clientCA: TestIdentity
+    let leaf: TestIdentity
     let identity: ClientIdentity
 
     init() throws {
         self.chain = try TestChain.make(host: Harness.host)
         self.clientCA = try CertificateFactory.makeRoot(commonName: "Bulwark Test Client CA")
-        self.identity = try ClientCertificates.identity(try ClientCertificates.leaf(self.clientCA))
+        self.leaf = try ClientCertificates.leaf(self.clientCA)
+        self.identity = try ClientCertificates.identity(self.leaf)
     }
 
     func server(alpn: [String], maximumTLSVersion: TLSVersion? = nil) async throws -> TestHTTPSServer {
@@ -62,6 +64,12 @@ struct ClientCertificateClientTests {
         #expect(sent.first?.host == Harness.host)
         #expect(sent.first?.details[.fingerprint]?.text == harness.identity.fingerprint)
         #expect(sent.first?.details[.certificate]?.text == "CN=device-42")
+        // No event (its sentence, its details) holds any line of the key.
+        let keyLines = ClientCertificates.base64Lines(harness.leaf.privateKeyPEM)
+        for event in monitor.events {
+            let text = event.description + event.details.map { "\($0.key)=\($0.value)" }.joined()
+            for line in keyLines { #expect(!text.contains(line)) }
+        }
         await client.shutdown()
         try await server.shutdown()
     }
