@@ -23,6 +23,24 @@ struct PolicyOptions: ParsableArguments {
     @Option(help: "Connect HOST:PORT to ADDR instead of resolving HOST, as curl's --resolve.")
     var resolve: [String] = []
 
+    @Option(
+        name: .customLong("cert"),
+        help: "A PEM file of the client certificate chain, leaf first (mutual TLS): sent to this host only, if it asks."
+    )
+    var certificateFile: String?
+
+    @Option(name: .customLong("key"), help: "The --cert private key (PEM or DER), read into locked memory.")
+    var keyFile: String?
+
+    @Option(help: "A file holding the passphrase of an encrypted --key or of --p12.")
+    var keyPassphraseFile: String?
+
+    @Option(
+        name: .customLong("p12"),
+        help: "A PKCS#12 file (client certificate chain and key), instead of --cert/--key."
+    )
+    var pkcs12File: String?
+
     /// A client configuration whose policy covers exactly `host`, with revocation checking as `revocation` says.
     func configuration(host: String, revocation: RevocationOption = .off) throws -> BulwarkClient.Configuration {
         var anchors: [Certificate] = []
@@ -49,6 +67,9 @@ struct PolicyOptions: ParsableArguments {
             trust: ServerTrustManager(patterns: [(try HostPattern.exact(host), checked)])
         )
         if self.tls13 { configuration.tls.minimumVersion = .tls13 }
+        if let identity = try self.clientIdentity() {
+            configuration.clientIdentities = .init(patterns: [(try HostPattern.exact(host), identity)])
+        }
         for entry in self.resolve {
             let parts = entry.split(separator: ":", maxSplits: 2).map(String.init)
             guard parts.count == 3, Int(parts[1]) != nil else {
@@ -59,6 +80,47 @@ struct PolicyOptions: ParsableArguments {
                 BulwarkClient.ResolvedAddress(parts[2])
         }
         return configuration
+    }
+}
+
+extension PolicyOptions {
+    /// The identity of `--cert`/`--key` (with `--key-passphrase-file`) or `--p12`, or nil. Files only: the key and the
+    /// passphrase are read straight into locked memory.
+    func clientIdentity() throws -> ClientIdentity? {
+        if self.pkcs12File != nil && (self.certificateFile != nil || self.keyFile != nil) {
+            throw ValidationError("--p12 holds the certificate and the key: give it or --cert and --key, not both")
+        }
+        if let pkcs12File = self.pkcs12File {
+            guard let passphraseFile = self.keyPassphraseFile else {
+                throw ValidationError("--p12 needs --key-passphrase-file")
+            }
+            return try ClientIdentity.pkcs12(
+                try SecretBytes(contentsOfFile: pkcs12File, trimmingTrailingNewlines: false),
+                passphrase: try SecretBytes(contentsOfFile: passphraseFile)
+            )
+        }
+        switch (self.certificateFile, self.keyFile) {
+        case (nil, nil):
+            if self.keyPassphraseFile != nil {
+                throw ValidationError("--key-passphrase-file goes with --key or --p12")
+            }
+            return nil
+        case (let certificateFile?, let keyFile?):
+            guard let chain = FileManager.default.contents(atPath: certificateFile) else {
+                throw ValidationError("--cert: cannot read \"\(certificateFile)\"")
+            }
+            let key = try SecretBytes(contentsOfFile: keyFile, trimmingTrailingNewlines: false)
+            if let passphraseFile = self.keyPassphraseFile {
+                return try ClientIdentity.pem(
+                    certificateChain: Array(chain),
+                    privateKey: key,
+                    passphrase: try SecretBytes(contentsOfFile: passphraseFile)
+                )
+            }
+            return try ClientIdentity.pem(certificateChain: Array(chain), privateKey: key)
+        default:
+            throw ValidationError("--cert and --key go together")
+        }
     }
 }
 
@@ -83,14 +145,16 @@ enum RevocationOption: String, ExpressibleByArgument, CaseIterable {
 /// Exit statuses per failure class, shared by `fetch` and `inspect`.
 enum FailureExit {
     static func code(for error: any Error) -> Int32 {
-        if error is PinError || error is HostPatternError || error is CertificateLoadingError {
+        if error is PinError || error is HostPatternError || error is CertificateLoadingError
+            || error is ClientIdentityError || error is SecretBytesError
+        {
             return 2
         }
         guard let error = error as? BulwarkError else { return 1 }
         switch error.code {
         case .invalidURL, .plainHTTPNotAllowed: return 2
         case .connectFailed: return 3
-        case .tlsHandshakeFailed: return 4
+        case .tlsHandshakeFailed, .clientCertificateRejected: return 4
         case .trustRefused, .hostNotAllowed: return 5
         case .connectTimeout, .tlsHandshakeTimeout, .readTimeout, .deadlineExceeded: return 6
         default: return 7
@@ -99,6 +163,7 @@ enum FailureExit {
 
     static let help = """
         Exit status: 0 success, 1 other failure, 2 bad URL or arguments, 3 cannot connect, 4 TLS handshake \
-        failed, 5 the trust policy refused the server (or the host is not in --allow-host), 6 a timeout, 7 the response failed.
+        failed or the server refused the client certificate, 5 the trust policy refused the server (or the host is \
+        not in --allow-host), 6 a timeout, 7 the response failed.
         """
 }

@@ -62,6 +62,10 @@ extension BulwarkClient {
         /// emits its trust event (detail `cached`). See ``TrustDecisionCache`` for why this is safe. `nil` evaluates
         /// every handshake in full.
         public var trustDecisionCache: TrustDecisionCache.Options? = TrustDecisionCache.Options()
+        /// The client certificates (mutual TLS) offered to servers that ask for one, by host pattern. A certificate
+        /// is sent only to hosts whose pattern selects it; to any other server that asks, none is sent. Empty by
+        /// default. See ``ClientIdentities``.
+        public var clientIdentities: ClientIdentities = ClientIdentities()
 
         /// The secure defaults: TLS 1.2 or newer, HTTP/2 preferred, decompression with a 100× ratio limit.
         public init(trust: ServerTrustManager) {

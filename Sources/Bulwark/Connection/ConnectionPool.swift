@@ -1,7 +1,7 @@
 import NIOConcurrencyHelpers
 import NIOCore
 
-/// Keeps connections for reuse, per origin (scheme, host, port). One pool belongs to one client, and so to one
+/// Keeps connections for reuse, per origin (scheme, host, port) and client identity. One pool belongs to one client, and so to one
 /// trust policy: connections are never shared between policies.
 ///
 /// - HTTP/1.1: at most `maximumConnectionsPerHost` per origin; an idle connection is reused; further requests
@@ -23,6 +23,9 @@ final class ConnectionPool: Sendable {
         var scheme: String
         var host: String
         var port: Int
+        /// The client certificate the connection authenticates with, if any: connections made with different
+        /// identities (or with none) are never shared.
+        var identity: ClientIdentity? = nil
     }
 
     /// A connection handed to one request.

@@ -30,6 +30,9 @@ struct Connector: Sendable {
     let decisionCache: TrustDecisionCache?
     /// The certificates this client's servers presented, parsed (decoding only; see ``CertificateParseCache``).
     let parsedCertificates = CertificateParseCache()
+    /// The TLS contexts of connections that offer a client certificate, by identity and host (see
+    /// ``sslContext(for:host:)``).
+    let identityContexts = IdentityContexts()
     private static let nextID = NIOLockedValueBox(0)
 
     /// A connector for `settings`.
@@ -47,7 +50,10 @@ struct Connector: Sendable {
         self.decisionCache = settings.trustDecisionCache.map { TrustDecisionCache(options: $0) }
         try Self.validate(settings.tls, host: nil)
         if let error = settings.resolveOverrides.validationError { throw error }
-        self.sslContext = try NIOSSLContext(configuration: Self.tlsConfiguration(settings.tls))
+        var tls = Self.tlsConfiguration(settings.tls)
+        // Connections offering no client certificate: a server asking for one is reported, and gets none.
+        tls.sslContextCallback = Self.withholdingCallback(monitor: settings.eventMonitor)
+        self.sslContext = try NIOSSLContext(configuration: tls)
     }
 
     /// A connector for the connection settings of `configuration`.
@@ -104,9 +110,16 @@ struct Connector: Sendable {
     func connectTLS<Configured: Sendable>(
         host: String,
         port: Int,
+        identity: ClientIdentity? = nil,
         configure: @escaping @Sendable (any Channel, String?) throws -> Configured
     ) async throws -> (any Channel, Configured, ServerTrustInfo) {
-        try await self.connectTLS(host: host, port: port, on: self.eventLoopGroup.next(), configure: configure).get()
+        try await self.connectTLS(
+            host: host,
+            port: port,
+            on: self.eventLoopGroup.next(),
+            identity: identity,
+            configure: configure
+        ).get()
     }
 
     /// ``connectTLS(host:port:configure:)`` as a future on `eventLoop`, the connection's event loop: a caller that
@@ -115,11 +128,14 @@ struct Connector: Sendable {
     /// The future fails with a ``BulwarkError`` only: ``BulwarkError/Code/trustRefused`` with the refusal, a
     /// connect or handshake timeout, or a connect or handshake failure; with ``BulwarkError/Code/deadlineExceeded``
     /// when `deadline` comes before the connect or handshake timeout runs out.
+    ///
+    /// - Parameter identity: The client certificate offered if the server asks for one; nil offers none.
     func connectTLS<Configured: Sendable>(
         host: String,
         port: Int,
         on eventLoop: any EventLoop,
         deadline: NIODeadline? = nil,
+        identity: ClientIdentity? = nil,
         configure: @escaping @Sendable (any Channel, String?) throws -> Configured
     ) -> EventLoopFuture<(any Channel, Configured, ServerTrustInfo)> {
         let verification = TrustVerification(
@@ -132,7 +148,16 @@ struct Connector: Sendable {
             parsedCertificates: self.parsedCertificates
         )
         let handshakePromise = eventLoop.makePromise(of: (Configured, String?).self)
-        let sslContext = self.sslContext
+        let sslContext: NIOSSLContext
+        if let identity {
+            do {
+                sslContext = try self.sslContext(for: identity, host: host)
+            } catch {
+                return eventLoop.makeFailedFuture(error)
+            }
+        } else {
+            sslContext = self.sslContext
+        }
         let serverName = HostName.isIPAddress(host) ? nil : host
         let (connectHost, connectPort) = self.resolve(host: host, port: port)
         let connectLimit = Self.limit(self.settings.timeouts.connect, by: deadline)
@@ -224,10 +249,13 @@ struct Connector: Sendable {
 
     /// Opens an HTTP connection to `target` on `eventLoop`; the future completes on that loop, failed only with a
     /// ``BulwarkError`` (``BulwarkError/Code/deadlineExceeded`` when `deadline` ends connecting or the handshake).
+    ///
+    /// - Parameter identity: The client certificate offered if the server asks for one (the pool key's).
     func connect(
         to target: RequestTarget,
         on eventLoop: any EventLoop,
-        deadline: NIODeadline? = nil
+        deadline: NIODeadline? = nil,
+        identity: ClientIdentity? = nil
     ) -> EventLoopFuture<PooledConnection> {
         let id = Self.nextID.withLockedValue { value in
             value += 1
@@ -238,12 +266,18 @@ struct Connector: Sendable {
         }
         enum Configured: Sendable {
             case http1(NIOLoopBound<HTTPExchangeHandler>)
-            case http2(NIOLoopBound<NIOHTTP2Handler.StreamMultiplexer>)
+            case http2(NIOLoopBound<NIOHTTP2Handler.StreamMultiplexer>, NIOLockedValueBox<BulwarkError?>)
         }
         let decompression = self.settings.decompression
         let idleRead = self.settings.timeouts.idleRead
         let host = target.host
-        return self.connectTLS(host: target.host, port: target.port, on: eventLoop, deadline: deadline) {
+        return self.connectTLS(
+            host: target.host,
+            port: target.port,
+            on: eventLoop,
+            deadline: deadline,
+            identity: identity
+        ) {
             channel,
             negotiated in
             let sync = channel.pipeline.syncOperations
@@ -253,7 +287,11 @@ struct Connector: Sendable {
                     connectionConfiguration: Self.http2ConnectionConfiguration,
                     streamConfiguration: .init()
                 ) { stream in stream.eventLoop.makeSucceededVoidFuture() }
-                return Configured.http2(NIOLoopBound(multiplexer, eventLoop: channel.eventLoop))
+                // A server refusing the client certificate (or its absence) after a TLS 1.3 handshake: kept for the
+                // streams, which only see the connection close.
+                let rejection = NIOLockedValueBox<BulwarkError?>(nil)
+                try sync.addHandler(ClientCertificateRejectionRecorder(host: host, rejection: rejection))
+                return Configured.http2(NIOLoopBound(multiplexer, eventLoop: channel.eventLoop), rejection)
             }
             let handler = try Self.addHTTP1Handlers(
                 to: sync,
@@ -264,7 +302,7 @@ struct Connector: Sendable {
             return Configured.http1(NIOLoopBound(handler, eventLoop: channel.eventLoop))
         }.map { channel, configured, trust in
             switch configured {
-            case .http2(let multiplexer):
+            case .http2(let multiplexer, let rejection):
                 return .http2(
                     HTTP2Connection(
                         channel: channel,
@@ -273,7 +311,8 @@ struct Connector: Sendable {
                         host: host,
                         decompression: decompression,
                         idleRead: idleRead,
-                        id: id
+                        id: id,
+                        clientCertificateRejection: rejection
                     )
                 )
             case .http1(let handler):

@@ -43,6 +43,8 @@ final class HTTP2Connection: Sendable {
     let id: Int
     /// The oldest sign-out epoch whose credentials went over this connection; see ``ConnectionPool/signOut()``.
     let credentialEpoch = NIOLockedValueBox<Int?>(nil)
+    /// The server's refusal of the client certificate, once it arrived (see ``ClientCertificateRejectionRecorder``).
+    let clientCertificateRejection: NIOLockedValueBox<BulwarkError?>
 
     init(
         channel: any Channel,
@@ -51,8 +53,10 @@ final class HTTP2Connection: Sendable {
         host: String,
         decompression: BulwarkClient.Decompression?,
         idleRead: TimeAmount,
-        id: Int
+        id: Int,
+        clientCertificateRejection: NIOLockedValueBox<BulwarkError?> = NIOLockedValueBox(nil)
     ) {
+        self.clientCertificateRejection = clientCertificateRejection
         self.channel = channel
         self.multiplexer = multiplexer
         self.trust = trust
@@ -89,10 +93,16 @@ final class HTTP2Connection: Sendable {
                 return stream.eventLoop.makeFailedFuture(error)
             }
         }
+        let rejection = self.clientCertificateRejection
         return streamFuture.and(handlerPromise.futureResult).flatMapErrorThrowing { error in
             handlerPromise.fail(error)
-            throw HTTPExchangeHandler.map(error, host: host)
+            throw rejection.withLockedValue { $0 } ?? HTTPExchangeHandler.map(error, host: host)
         }
+    }
+
+    /// `error`, or the server's refusal of the client certificate when that is why the connection ended.
+    func replacingWithRejection(_ error: any Error) -> any Error {
+        self.clientCertificateRejection.withLockedValue { $0 } ?? error
     }
 
     /// The handlers of one HTTP/2 stream, from the frames to the exchange handler it returns.

@@ -308,6 +308,14 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
         if error is NIOHTTPDecompression.DecompressionError {
             return BulwarkError(.invalidResponse, host: host, detail: "undecodable compressed body")
         }
+        if let alert = HandshakeFailure.clientCertificateAlert(in: error) {
+            return HandshakeFailure.clientCertificateRejected(
+                host: host,
+                authority: host,
+                alert: alert,
+                underlying: String(reflecting: error)
+            )
+        }
         if let error = error as? NIOSSLError, case .uncleanShutdown = error {
             return BulwarkError(.remoteConnectionClosed, host: host, detail: "the server closed TLS uncleanly")
         }

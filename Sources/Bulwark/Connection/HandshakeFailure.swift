@@ -25,6 +25,9 @@ struct HandshakeFailure {
         case notTLS
         /// The server closed or reset the connection before the handshake ended.
         case closed(reason: String)
+        /// The server refused the client's certificate, or required one: an alert about the client certificate,
+        /// named in words ("unknown ca").
+        case clientCertificateRejected(alert: String)
         /// The server sent another alert, named in words.
         case alert(String)
         /// BoringSSL's reason, in words.
@@ -72,6 +75,13 @@ struct HandshakeFailure {
                 + "another protocol?)"
         case .closed(let reason):
             sentence = "the server at \(self.authority) \(reason) during the TLS handshake"
+        case .clientCertificateRejected(let alert):
+            return Self.clientCertificateRejected(
+                host: self.host,
+                authority: self.authority,
+                alert: alert,
+                underlying: self.underlying
+            )
         case .alert(let alert):
             sentence = "the server at \(self.authority) ended the TLS handshake with the alert \"\(alert)\""
         case .other(let reason):
@@ -93,6 +103,42 @@ struct HandshakeFailure {
         "NO_COMMON_SIGNATURE_ALGORITHMS", "HANDSHAKE_FAILURE_ON_CLIENT_HELLO", "NO_CIPHERS_AVAILABLE",
     ]
     static let notTLSReasons: Set<String> = ["WRONG_VERSION_NUMBER", "HTTP_REQUEST", "HTTPS_PROXY_REQUEST"]
+    /// The alerts a server sends about the client's certificate (RFC 8446 section 6.2): the server evaluates no other
+    /// certificate, so each of these is a refusal of the client certificate, or of its absence.
+    static let clientCertificateReasons: Set<String> = [
+        "SSLV3_ALERT_BAD_CERTIFICATE", "SSLV3_ALERT_UNSUPPORTED_CERTIFICATE", "SSLV3_ALERT_CERTIFICATE_REVOKED",
+        "SSLV3_ALERT_CERTIFICATE_EXPIRED", "SSLV3_ALERT_CERTIFICATE_UNKNOWN", "TLSV1_ALERT_UNKNOWN_CA",
+        "TLSV1_ALERT_ACCESS_DENIED", "TLSV1_ALERT_CERTIFICATE_REQUIRED",
+    ]
+
+    /// The name of the alert (`unknown ca`) when `error` is a server's alert about the client certificate, during
+    /// the handshake or after it (in TLS 1.3 the server checks the client's certificate after the client finished
+    /// its handshake, so the alert arrives when the response is read).
+    static func clientCertificateAlert(in error: any Error) -> String? {
+        var boring: BoringSSLError?
+        if let error = error as? BoringSSLError { boring = error }
+        if let error = error as? NIOSSLError, case .handshakeFailed(let inner) = error { boring = inner }
+        guard let boring, case .clientCertificateRejected(let alert) = Self.kind(of: boring) else { return nil }
+        return alert
+    }
+
+    /// The ``BulwarkError/Code/clientCertificateRejected`` error: the host and the alert in words.
+    static func clientCertificateRejected(
+        host: String,
+        authority: String,
+        alert: String,
+        underlying: String?
+    ) -> BulwarkError {
+        let sentence: String
+        if alert == "certificate required" {
+            sentence =
+                "the server at \(authority) requires a client certificate and none was sent (TLS alert "
+                + "\"\(alert)\"); configure one for this host in clientIdentities"
+        } else {
+            sentence = "the server at \(authority) rejected the client certificate (TLS alert \"\(alert)\")"
+        }
+        return BulwarkError(.clientCertificateRejected, host: host, detail: sentence, underlying: underlying)
+    }
 
     static func kind(of error: any Error) -> Kind {
         if let error = error as? NIOSSLError {
@@ -124,13 +170,20 @@ struct HandshakeFailure {
         }
         let reasons = queue.compactMap { Self.reasonName(String(describing: $0)) }
         if reasons.contains(where: Self.versionReasons.contains) { return .protocolVersion }
+        if let alert = reasons.first(where: Self.clientCertificateReasons.contains) {
+            return .clientCertificateRejected(alert: Self.alertName(alert))
+        }
         if reasons.contains(where: Self.noCommonReasons.contains) { return .noCommonParameters }
         if reasons.contains(where: Self.notTLSReasons.contains) { return .notTLS }
         if let alert = reasons.first(where: { $0.hasPrefix("TLSV1_ALERT_") || $0.hasPrefix("SSLV3_ALERT_") }) {
-            let name = alert.split(separator: "_").dropFirst(2).joined(separator: " ").lowercased()
-            return .alert(name)
+            return .alert(Self.alertName(alert))
         }
         return .other(reasons.first.map { $0.replacingOccurrences(of: "_", with: " ").lowercased() })
+    }
+
+    /// An alert's reason name in words: `TLSV1_ALERT_UNKNOWN_CA` → `unknown ca`.
+    static func alertName(_ reason: String) -> String {
+        reason.split(separator: "_").dropFirst(2).joined(separator: " ").lowercased()
     }
 
     /// The reason name in NIOSSL's text of one BoringSSL error:

@@ -16,7 +16,13 @@ extension RequestExecutor {
         deadline: NIODeadline?,
         credentialEpoch: Int?
     ) async throws -> BulwarkResponse {
-        let key = ConnectionPool.Key(scheme: target.scheme, host: target.host, port: target.port)
+        let identity = target.isTLS ? self.connector.settings.clientIdentities.identity(forHost: target.host) : nil
+        let key = ConnectionPool.Key(
+            scheme: target.scheme,
+            host: target.host,
+            port: target.port,
+            identity: identity?.identity
+        )
         var retried = false
         while true {
             let acquired = try await self.pool.acquire(key, deadline: deadline)
@@ -145,6 +151,7 @@ extension RequestExecutor {
             case .http2(let connection):
                 return connection.openStream(sensitiveHeaderNames: sensitiveHeaderNames).map { stream, handler in
                     let response = begin(handler) { _ in stream.close(promise: nil) }
+                        .flatMapErrorThrowing { throw connection.replacingWithRejection($0) }
                     return Started(lease: lease, handler: handler, head: response, version: "h2")
                 }
             }
@@ -155,7 +162,7 @@ extension RequestExecutor {
             started = lease.connection.channel.eventLoop.flatSubmit { start(lease) }
         case .connect:
             let eventLoop = self.connector.eventLoopGroup.next()
-            started = self.connector.connect(to: target, on: eventLoop, deadline: deadline)
+            started = self.connector.connect(to: target, on: eventLoop, deadline: deadline, identity: key.identity)
                 .flatMapErrorThrowing { error in
                     pool.connectFailed(key)
                     throw error

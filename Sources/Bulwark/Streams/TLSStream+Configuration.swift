@@ -24,6 +24,9 @@ extension TLSStream {
         public var resolveOverrides: [BulwarkClient.Endpoint: BulwarkClient.ResolvedAddress] = [:]
         /// Reuse of trusted decisions across handshakes; nil for none.
         public var trustDecisionCache: TrustDecisionCache.Options? = TrustDecisionCache.Options()
+        /// The client certificates offered to servers that ask for one, by host pattern, as for the client: sent only
+        /// to hosts whose pattern selects them. Empty by default.
+        public var clientIdentities: BulwarkClient.ClientIdentities = BulwarkClient.ClientIdentities()
 
         /// The secure defaults (TLS 1.2 or later, no allowlist, no reporting) with `trust`.
         public init(trust: ServerTrustManager) {
@@ -31,7 +34,7 @@ extension TLSStream {
         }
 
         /// The stream-relevant fields of a client's configuration: trust, TLS options, timeouts, allowlist, event
-        /// monitor, pin-failure reporting, resolve overrides and the decision cache.
+        /// monitor, pin-failure reporting, resolve overrides, the decision cache and the client identities.
         public init(_ client: BulwarkClient.Configuration) {
             self.trust = client.trust
             self.tls = client.tls
@@ -41,6 +44,7 @@ extension TLSStream {
             self.pinFailureReporting = client.pinFailureReporting
             self.resolveOverrides = client.resolveOverrides
             self.trustDecisionCache = client.trustDecisionCache
+            self.clientIdentities = client.clientIdentities
         }
 
         /// A client configuration with these fields, for the connector and the pin-failure reporter (which sends
@@ -54,6 +58,7 @@ extension TLSStream {
             configuration.pinFailureReporting = self.pinFailureReporting
             configuration.resolveOverrides = self.resolveOverrides
             configuration.trustDecisionCache = self.trustDecisionCache
+            configuration.clientIdentities = self.clientIdentities
             return configuration
         }
     }

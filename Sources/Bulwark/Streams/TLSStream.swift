@@ -83,7 +83,10 @@ public final class TLSStream: Sendable {
         defer {
             if let reporter { Task { await reporter.finishAndShutdown() } }
         }
-        let (_, asyncChannel, trust) = try await connector.connectTLS(host: canonical, port: port) { channel, _ in
+        let identity = configuration.clientIdentities.identity(forHost: canonical)?.identity
+        let (_, asyncChannel, trust) = try await connector.connectTLS(host: canonical, port: port, identity: identity) {
+            channel,
+            _ in
             try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
         }
         return TLSStream(channel: asyncChannel, trust: trust, host: canonical)

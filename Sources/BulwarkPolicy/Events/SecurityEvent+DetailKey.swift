@@ -58,6 +58,8 @@ extension SecurityEvent {
         public static let certificate = DetailKey("certificate")
         /// The serial number of that certificate, in hexadecimal (text).
         public static let serialNumber = DetailKey("serial_number")
+        /// The SHA-256 of a certificate's DER, in lower-case hexadecimal (text): the client certificate sent.
+        public static let fingerprint = DetailKey("fingerprint")
         /// How its status was established: `CRL` or `OCSP` (text).
         public static let revocationMethod = DetailKey("revocation_method")
         /// Who said so: the CRL's issuer or the OCSP responder (text).
@@ -99,7 +101,8 @@ extension SecurityEvent {
         /// Every key, in the order of the declarations above.
         public static let all: [DetailKey] = [
             .from, .to, .target, .location, .status, .method, .reason, .headers, .scheme, .pattern, .port, .ambiguity,
-            .presented, .verified, .cached, .certificate, .serialNumber, .revocationMethod, .source, .fetchedFrom,
+            .presented, .verified, .cached, .certificate, .serialNumber, .fingerprint, .revocationMethod, .source,
+            .fetchedFrom,
             .revocationStatus, .nextUpdate, .revokedAt, .revocationReason, .credentials, .cookies, .connectionsClosed,
             .bytes, .failures, .dropped,
             .capacity,

@@ -59,12 +59,20 @@ public struct SecurityEvent: Sendable, CustomStringConvertible {
         /// A certificate of the chain is revoked: the handshake was refused.
         public static let certificateRevoked = Kind("certificate_revoked")
 
+        /// A server asked for a client certificate and the identity its host selects was sent (details: the
+        /// certificate's subject and SHA-256 fingerprint, the pattern that selected it; never the key).
+        public static let clientCertificateSent = Kind("client_certificate_sent")
+        /// A server asked for a client certificate and no identity is selected for its host, so none was sent (the
+        /// server then decides whether to go on). The host is the TLS server name; nil for an IP-address host.
+        public static let clientCertificateWithheld = Kind("client_certificate_withheld")
+
         /// Every kind, for monitors that pre-register metrics.
         public static let all: [Kind] = [
             .trustEvaluated, .trustRefused, .pinMatched, .pinFailed, .pinSetExpired, .reportOnlyViolation,
             .redirectFollowed, .redirectRefused, .requestRefusedByAllowlist, .credentialStripped,
             .requestRefusedOutOfScope, .insecureOptionUsed, .signOut, .pinFailureReportDropped,
             .secretMemoryNotLocked, .eventsDropped, .revocationChecked, .revocationUnknown, .certificateRevoked,
+            .clientCertificateSent, .clientCertificateWithheld,
         ]
 
         public var description: String { self.name }

@@ -25,6 +25,9 @@ extension TestHTTPSServer {
         /// Whether the server requires a client certificate (it trusts none, so every client's handshake fails with a
         /// TLS alert from the server).
         public var requiresClientCertificate: Bool = false
+        /// The CAs whose client certificates the server accepts when ``requiresClientCertificate`` is set; empty
+        /// accepts none.
+        public var clientCertificateRoots: [Certificate] = []
 
         /// A server presenting `chain` (leaf first) with the leaf's `privateKey`.
         public init(

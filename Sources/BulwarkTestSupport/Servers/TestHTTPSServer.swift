@@ -237,7 +237,7 @@ public final class TestHTTPSServer: Sendable {
         tls.sslContextCallback = contextCallback
         if configuration.requiresClientCertificate {
             tls.certificateVerification = .noHostnameVerification
-            tls.trustRoots = .certificates([])
+            tls.trustRoots = .certificates(try configuration.clientCertificateRoots.map(Self.nioCertificate))
         }
         return try NIOSSLContext(configuration: tls)
     }

@@ -302,13 +302,23 @@ final class NginxServer: Sendable {
         self.peer = peer
     }
 
-    /// Writes the chain and the configuration into a temporary directory and starts nginx in the foreground.
-    static func start(chain: TestChain, variant: Variant = .modern) async throws -> NginxServer {
+    /// Writes the chain and the configuration into a temporary directory and starts nginx in the foreground. With a
+    /// `clientCA`, nginx requires a client certificate issued by it (`ssl_verify_client on`) and echoes the client's
+    /// subject DN in the `X-Client-DN` header.
+    static func start(
+        chain: TestChain,
+        variant: Variant = .modern,
+        clientCA: Certificate? = nil
+    ) async throws -> NginxServer {
         let nginx = try ExternalPeers.findTool("nginx", candidates: ["/usr/sbin/nginx"])
         let bash = try ExternalPeers.findTool("bash")
         let directory = try ExternalPeers.makeDirectory("nginx")
         do {
             try ExternalPeers.writeServerFiles(chain, to: directory)
+            if let clientCA {
+                try (clientCA.serializeAsPEM().pemString + "\n")
+                    .write(to: directory.appending(path: "client-ca.pem"), atomically: true, encoding: .utf8)
+            }
             var lastError: Error?
             // The free port can be taken between freePort() and nginx's bind: try a few.
             for _ in 0..<3 {
