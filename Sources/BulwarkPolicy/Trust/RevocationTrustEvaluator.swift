@@ -127,13 +127,12 @@ public struct RevocationTrustEvaluator: ServerTrustEvaluating {
         var validUntil = trusted.validUntil
         for index in path.indices.dropLast() {
             let certificate = path[index]
-            let subject = String(describing: certificate.subject)
             switch await self.check(certificate, issuer: path[index + 1], at: time) {
             case .success(let check):
                 if let revocation = check.status.revocation {
                     return ChainEvaluation.refused(
                         .revoked(
-                            certificate: subject,
+                            certificate: check.certificate,
                             serialNumber: check.serialNumber,
                             revokedAt: revocation.revocationDate,
                             reason: revocation.reason.map(String.init(describing:)),
@@ -148,6 +147,8 @@ public struct RevocationTrustEvaluator: ServerTrustEvaluating {
                 }
                 trusted.notices.append(.revocationChecked(host: host, check: check))
             case .failure(let unknown):
+                // Formatted only here: a name costs more to format than a warm check costs.
+                let subject = String(describing: certificate.subject)
                 if self.mode.isHard {
                     return ChainEvaluation.refused(
                         .revocationUnknown(certificate: subject, detail: unknown.why),
