@@ -66,6 +66,17 @@ struct RevocationTrustEvaluatorTests {
         #expect(trusted.notices.map(\.code) == ["revocation_checked", "revocation_checked"])
         #expect(trusted.validUntil == soon)
         #expect(String(describing: trusted.notices[0]).contains("is not revoked, according to"))
+        // The names are kept unformatted on the handshake path and formatted when read: the same words as before.
+        let checks = trusted.notices.compactMap(\.revocationCheck)
+        for (check, (certificate, issuer)) in zip(
+            checks,
+            [(self.chain.leaf, self.intermediate), (self.intermediate, self.chain.root)]
+        ) {
+            #expect(check.certificate == String(describing: certificate.certificate.subject))
+            #expect(check.serialNumber == String(describing: certificate.certificate.serialNumber))
+            #expect(check.status.source == String(describing: issuer.certificate.subject))
+        }
+        #expect(checks.count == 2)
     }
 
     @Test func aRevokedLeafIsRefusedInBothModesSayingWhoRevokedItAndWhen() async throws {

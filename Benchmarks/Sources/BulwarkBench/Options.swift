@@ -56,7 +56,8 @@ struct Options: Sendable {
         By default the server and each client run on their own event loop group; --shared-event-loops puts them
         all on NIO's singleton group (what an app using the defaults does).
         BulwarkBench --profile-trust KIND [--iterations N] times one piece of the handshake's trust path with no
-        server (KIND: all, signatures, convert, evaluate, evaluate-pinned, callback, callback-pinned).
+        server (KIND: all, signatures, convert, evaluate, evaluate-pinned, evaluate-revocation, callback,
+        callback-pinned).
         BulwarkBench --only newconn --profile-newconn LABEL runs only that client's new-connection legs (LABEL:
         bulwark, bulwark-pinned, ahc, bulwark-cached, bulwark-pinned-cached), for perf; it reports no result.
         """

@@ -12,7 +12,9 @@ import X509
 /// - `signatures`: the two ECDSA signature checks of the chain alone, with swift-crypto, as a yardstick;
 /// - `convert`: the presented chain (as NIOSSL hands it to the callback) to swift-certificates `Certificate`s;
 /// - `evaluate`, `evaluate-pinned`: `ServerTrustManager.evaluate` on the presented chain;
-/// - `callback`, `callback-pinned`: both, as the TLS callback does.
+/// - `callback`, `callback-pinned`: both, as the TLS callback does;
+/// - `evaluate-revocation`: `evaluate` with hard CRL checking of the leaf and the intermediate against loaded lists
+///   (the `newconn-revocation` client's evaluator); its difference to `evaluate` is the cost of a warm check.
 enum TrustProfile {
     static func run(kind: String, iterations: Int) async throws {
         let chain = try TestChain.make(host: "localhost")
@@ -25,6 +27,9 @@ enum TrustProfile {
         )
         let manager = try ServerTrustManager(evaluators: ["localhost": DefaultTrustEvaluator(roots: .custom([root]))])
         let pinnedManager = try ServerTrustManager(evaluators: ["localhost": pinnedEvaluator])
+        let revocationManager = try ServerTrustManager(evaluators: [
+            "localhost": try Self.revocationEvaluator(chain, base: DefaultTrustEvaluator(roots: .custom([root])))
+        ])
         // `all`: every kind, interleaved batch by batch in this one process, so that their ratios hold even when
         // the machine's speed drifts (it does on this shared VM, by up to 40%).
         let kinds =
@@ -33,7 +38,7 @@ enum TrustProfile {
             : kind == "all-cold"
                 ? ["none-cold", "signatures-cold", "evaluate-cold", "evaluate-pinned-cold", "callback-pinned-cold"]
                 : [kind]
-        let managers = [false: manager, true: pinnedManager]
+        let managers = ["": manager, "-pinned": pinnedManager, "-revocation": revocationManager]
         var sink = 0
         var best = [String: Double]()
         for batch in 0..<6 {
@@ -57,7 +62,7 @@ enum TrustProfile {
         _ nioCertificates: [NIOSSLCertificate],
         _ presented: [Certificate],
         _ root: Certificate,
-        _ managers: [Bool: ServerTrustManager]
+        _ managers: [String: ServerTrustManager]
     ) async throws -> Int {
         var sink = 0
         // `-cold`: before each iteration, write 8 MiB (twice the L2 caches) as the rest of a handshake's work
@@ -70,7 +75,7 @@ enum TrustProfile {
             }
             return sink
         }
-        let manager = managers[kind.hasSuffix("-pinned")]!
+        let manager = managers[["-pinned", "-revocation"].first { kind.hasSuffix($0) } ?? ""]!
         switch kind {
         case "none":
             // Nothing: with -cold, the cost of the cache thrashing alone, to subtract.
@@ -85,7 +90,7 @@ enum TrustProfile {
             for _ in 0..<iterations {
                 sink &+= try nioCertificates.map { try Certificate(derEncoded: try $0.toDERBytes()) }.count
             }
-        case "evaluate", "evaluate-pinned":
+        case "evaluate", "evaluate-pinned", "evaluate-revocation":
             for _ in 0..<iterations {
                 sink &+= await manager.evaluate(presented, forHost: "localhost").isTrusted ? 1 : 0
             }
@@ -98,6 +103,24 @@ enum TrustProfile {
             throw BenchError("--profile-trust: unknown kind \(kind)")
         }
         return sink
+    }
+
+    /// Hard CRL checking after `base`, with current lists of the root and the intermediate loaded and the network
+    /// disabled, as `Bench.revocationEvaluator()` builds it.
+    private static func revocationEvaluator(
+        _ chain: TestChain,
+        base: any ServerTrustEvaluating
+    ) throws -> any ServerTrustEvaluating {
+        let store = RevocationStore()
+        for issuer in [chain.root, chain.intermediate!] {
+            let builder = CRLBuilder(
+                issuer: issuer.certificate.subject,
+                thisUpdate: Date() - 3_600,
+                nextUpdate: Date() + 86_400
+            )
+            try store.load(crl: try builder.der(signedBy: issuer))
+        }
+        return .revocation(base, method: .crl, mode: .hard, store: store, networkAccessDisabled: true)
     }
 
     nonisolated(unsafe) private static var scratch = [UInt8](repeating: 0, count: 8 << 20)

@@ -25,41 +25,44 @@ extension CertificateRevocationList {
             throw .stale(nextUpdate: nextUpdate, evaluatedAt: time)
         }
         try self.checkScope(certificate)
-        let source = String(describing: self.issuer)
-        if let entry = self.entry(for: certificate.serialNumber) {
-            return .revoked(entry, source: source, method: .crl, thisUpdate: self.thisUpdate, nextUpdate: nextUpdate)
-        }
-        return .good(source: source, method: .crl, thisUpdate: self.thisUpdate, nextUpdate: nextUpdate)
+        return .listAnswer(
+            self.entry(for: certificate.serialNumber),
+            issuer: self.issuer,
+            thisUpdate: self.thisUpdate,
+            nextUpdate: nextUpdate
+        )
     }
 
+    /// Names are formatted only for a refusal's words; the extensions come decoded from ``ParsedExtensions`` (a
+    /// server presents the same issuer on every handshake).
     private func checkIssuer(of certificate: Certificate, issuer: Certificate) throws(RevocationError) {
-        let issuerName = String(describing: issuer.subject)
         guard self.issuer == certificate.issuer, self.issuer == issuer.subject else {
             throw .wrongIssuer(
                 listIssuer: String(describing: self.issuer),
                 certificateIssuer: String(describing: certificate.issuer)
             )
         }
+        let issuerExtensions = ParsedExtensions.of(issuer)
         if let listKey = self.authorityKeyIdentifier,
-            let subjectKey = try? issuer.extensions.subjectKeyIdentifier?.keyIdentifier,
-            listKey != Array(subjectKey)
+            let subjectKey = try? issuerExtensions.subjectKeyIdentifier.get()?.keyIdentifier,
+            !listKey.elementsEqual(subjectKey)
         {
             throw .wrongIssuer(
                 listIssuer: "\(self.issuer) (another key)",
                 certificateIssuer: String(describing: certificate.issuer)
             )
         }
-        if let usage = try? issuer.extensions.keyUsage, !usage.cRLSign {
-            throw .issuerCannotSignLists(issuer: issuerName)
+        if let usage = try? issuerExtensions.keyUsage.get(), !usage.cRLSign {
+            throw .issuerCannotSignLists(issuer: String(describing: issuer.subject))
         }
-        guard self.isSigned(by: issuer.publicKey) else {
-            throw .badSignature(issuer: issuerName)
+        guard self.isSigned(by: issuer) else {
+            throw .badSignature(issuer: String(describing: issuer.subject))
         }
     }
 
     private func checkScope(_ certificate: Certificate) throws(RevocationError) {
         let isCA =
-            (try? certificate.extensions.basicConstraints).map { constraints -> Bool in
+            (try? ParsedExtensions.of(certificate).basicConstraints.get()).map { constraints -> Bool in
                 if case .isCertificateAuthority = constraints { return true }
                 return false
             } ?? false

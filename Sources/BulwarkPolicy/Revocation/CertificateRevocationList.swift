@@ -45,8 +45,9 @@ public struct CertificateRevocationList: Sendable {
     /// The signature's bytes (for ECDSA, the DER `ECDSA-Sig-Value`).
     public let signature: [UInt8]
     private let entries: [Certificate.SerialNumber: Entry]
-    /// The issuer keys the signature verified with (see ``isSigned(by:)``), shared by copies of the list.
-    private let verifiedKeys: LockedValue<[[UInt8]]>
+    /// The `TBSCertificate` bytes of the issuer certificates whose key the signature verified with (see
+    /// ``isSigned(by:)``), shared by copies of the list.
+    private let verifiedIssuers: LockedValue<[ArraySlice<UInt8>]>
 
     /// The number of revoked certificates on the list.
     public var count: Int { self.entries.count }
@@ -109,19 +110,29 @@ public struct CertificateRevocationList: Sendable {
         self.signedBytes = signedBytes
         self.signature = signature
         self.entries = entries
-        self.verifiedKeys = LockedValue([])
+        self.verifiedIssuers = LockedValue([])
     }
 
-    /// Whether the list's signature verifies with `key`. A key that verified once is remembered (at most four per
-    /// list), so a list checked in every handshake costs one signature verification, not one per handshake.
-    func isSigned(by key: Certificate.PublicKey) -> Bool {
-        let keyBytes = Array(key.subjectPublicKeyInfoBytes)
-        if self.verifiedKeys.withLock({ $0.contains(keyBytes) }) { return true }
-        guard key.isValidSignature(self.signature, for: self.signedBytes, signatureAlgorithm: self.signatureAlgorithm)
+    /// Whether the list's signature verifies with the key of `issuer`. An issuer whose key verified it once is
+    /// remembered (at most four per list), by the exact bytes of its `TBSCertificate` (which hold the key), so a
+    /// list checked in every handshake costs one signature verification, not one per handshake.
+    ///
+    /// Remembered by the certificate's bytes rather than the key's: swift-crypto makes a key's encoded form anew
+    /// (a point conversion, with a field inversion) every time it is asked, which cost more than the rest of a warm
+    /// check.
+    func isSigned(by issuer: Certificate) -> Bool {
+        let tbs = issuer.tbsCertificateBytes
+        if self.verifiedIssuers.withLock({ $0.contains(tbs) }) { return true }
+        guard
+            issuer.publicKey.isValidSignature(
+                self.signature,
+                for: self.signedBytes,
+                signatureAlgorithm: self.signatureAlgorithm
+            )
         else { return false }
-        self.verifiedKeys.withLock { keys in
-            if keys.count >= 4 { keys.removeFirst() }
-            keys.append(keyBytes)
+        self.verifiedIssuers.withLock { issuers in
+            if issuers.count >= 4 { issuers.removeFirst() }
+            issuers.append(tbs)
         }
         return true
     }

@@ -1,4 +1,5 @@
 import Foundation
+import X509
 
 /// What the revocation check of one certificate of a verified chain found, and where the answer came from: the
 /// data of a `revocation_checked` event and of a `certificate_revoked` refusal.
@@ -18,10 +19,30 @@ public struct RevocationCheck: Hashable, Sendable, CustomStringConvertible {
         public var description: String { self.text }
     }
 
+    /// The certificate checked, kept unformatted until a description needs it: a warm check costs less than
+    /// formatting its subject and serial number, and most checks are never described.
+    private enum Checked: Hashable, Sendable {
+        case text(certificate: String, serialNumber: String)
+        case name(DistinguishedName, Certificate.SerialNumber)
+    }
+
+    private let checked: Checked
+
     /// The subject of the certificate checked.
-    public let certificate: String
+    public var certificate: String {
+        switch self.checked {
+        case .text(let certificate, _): certificate
+        case .name(let subject, _): String(describing: subject)
+        }
+    }
+
     /// Its serial number, in hexadecimal.
-    public let serialNumber: String
+    public var serialNumber: String {
+        switch self.checked {
+        case .text(_, let serialNumber): serialNumber
+        case .name(_, let serialNumber): String(describing: serialNumber)
+        }
+    }
     /// The answer: good or revoked, by whom, valid until when.
     public let status: RevocationStatus
     /// Where the answer came from.
@@ -30,8 +51,15 @@ public struct RevocationCheck: Hashable, Sendable, CustomStringConvertible {
     public let cached: Bool
 
     public init(certificate: String, serialNumber: String, status: RevocationStatus, origin: Origin, cached: Bool) {
-        self.certificate = certificate
-        self.serialNumber = serialNumber
+        self.checked = .text(certificate: certificate, serialNumber: serialNumber)
+        self.status = status
+        self.origin = origin
+        self.cached = cached
+    }
+
+    /// The check of `certificate`, whose subject and serial number are formatted only when asked for.
+    init(of certificate: Certificate, status: RevocationStatus, origin: Origin, cached: Bool) {
+        self.checked = .name(certificate.subject, certificate.serialNumber)
         self.status = status
         self.origin = origin
         self.cached = cached

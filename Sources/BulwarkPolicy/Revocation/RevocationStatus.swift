@@ -1,4 +1,5 @@
 import Foundation
+import X509
 
 /// What a revocation source said about one certificate.
 public struct RevocationStatus: Hashable, Sendable, CustomStringConvertible {
@@ -22,10 +23,23 @@ public struct RevocationStatus: Hashable, Sendable, CustomStringConvertible {
         case revoked(CertificateRevocationList.Entry)
     }
 
+    /// Who said it, kept unformatted when it is a list's issuer: formatting a distinguished name costs more than a
+    /// warm revocation check, and most statuses are never described.
+    private enum Source: Hashable, Sendable {
+        case text(String)
+        case name(DistinguishedName)
+    }
+
     private let backing: Backing
+    private let sourceName: Source
 
     /// Who said it: the revocation list's issuer or the OCSP responder.
-    public let source: String
+    public var source: String {
+        switch self.sourceName {
+        case .text(let text): text
+        case .name(let name): String(describing: name)
+        }
+    }
     /// How it was said: by a revocation list or an OCSP response.
     public let method: Method
     /// When the information was current (the list's or the response's `thisUpdate`), when known.
@@ -33,9 +47,9 @@ public struct RevocationStatus: Hashable, Sendable, CustomStringConvertible {
     /// When newer information will be available at the latest (`nextUpdate`), when known.
     public let nextUpdate: Date?
 
-    private init(_ backing: Backing, source: String, method: Method, thisUpdate: Date?, nextUpdate: Date?) {
+    private init(_ backing: Backing, source: Source, method: Method, thisUpdate: Date?, nextUpdate: Date?) {
         self.backing = backing
-        self.source = source
+        self.sourceName = source
         self.method = method
         self.thisUpdate = thisUpdate
         self.nextUpdate = nextUpdate
@@ -43,12 +57,12 @@ public struct RevocationStatus: Hashable, Sendable, CustomStringConvertible {
 
     /// The certificate is not revoked, according to the revocation list of `issuer`.
     public static func good(issuer: String) -> RevocationStatus {
-        RevocationStatus(.good, source: issuer, method: .crl, thisUpdate: nil, nextUpdate: nil)
+        RevocationStatus(.good, source: .text(issuer), method: .crl, thisUpdate: nil, nextUpdate: nil)
     }
 
     /// The certificate is revoked, as `entry` of the revocation list of `issuer` records.
     public static func revoked(_ entry: CertificateRevocationList.Entry, issuer: String) -> RevocationStatus {
-        RevocationStatus(.revoked(entry), source: issuer, method: .crl, thisUpdate: nil, nextUpdate: nil)
+        RevocationStatus(.revoked(entry), source: .text(issuer), method: .crl, thisUpdate: nil, nextUpdate: nil)
     }
 
     /// The certificate is not revoked, according to `source` (a list's issuer or an OCSP responder), by `method`,
@@ -59,7 +73,7 @@ public struct RevocationStatus: Hashable, Sendable, CustomStringConvertible {
         thisUpdate: Date?,
         nextUpdate: Date?
     ) -> RevocationStatus {
-        RevocationStatus(.good, source: source, method: method, thisUpdate: thisUpdate, nextUpdate: nextUpdate)
+        RevocationStatus(.good, source: .text(source), method: method, thisUpdate: thisUpdate, nextUpdate: nextUpdate)
     }
 
     /// The certificate is revoked, as `entry` records, according to `source` (a list's issuer or an OCSP
@@ -73,8 +87,24 @@ public struct RevocationStatus: Hashable, Sendable, CustomStringConvertible {
     ) -> RevocationStatus {
         RevocationStatus(
             .revoked(entry),
-            source: source,
+            source: .text(source),
             method: method,
+            thisUpdate: thisUpdate,
+            nextUpdate: nextUpdate
+        )
+    }
+
+    /// The answer of a revocation list issued by `issuer`: good, or revoked as `entry` records.
+    static func listAnswer(
+        _ entry: CertificateRevocationList.Entry?,
+        issuer: DistinguishedName,
+        thisUpdate: Date,
+        nextUpdate: Date
+    ) -> RevocationStatus {
+        RevocationStatus(
+            entry.map(Backing.revoked) ?? .good,
+            source: .name(issuer),
+            method: .crl,
             thisUpdate: thisUpdate,
             nextUpdate: nextUpdate
         )

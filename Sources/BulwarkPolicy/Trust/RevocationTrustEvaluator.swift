@@ -198,13 +198,7 @@ public struct RevocationTrustEvaluator: ServerTrustEvaluating {
         _ origin: RevocationCheck.Origin,
         cached: Bool
     ) -> RevocationCheck {
-        RevocationCheck(
-            certificate: String(describing: certificate.subject),
-            serialNumber: String(describing: certificate.serialNumber),
-            status: status,
-            origin: origin,
-            cached: cached
-        )
+        RevocationCheck(of: certificate, status: status, origin: origin, cached: cached)
     }
 }
 
@@ -294,7 +288,9 @@ extension RevocationTrustEvaluator {
         }
         let responders: [String]
         do {
-            responders = (try certificate.extensions.authorityInformationAccess ?? AuthorityInformationAccess([]))
+            responders =
+                (try ParsedExtensions.of(certificate).authorityInformationAccess.get()
+                ?? AuthorityInformationAccess([]))
                 .filter { $0.method == .ocspServer }
                 .compactMap {
                     guard case .uniformResourceIdentifier(let uri) = $0.location else { return nil }
