@@ -96,6 +96,11 @@ struct ClientCertificateClientTests {
             }
             #expect(error?.host == Harness.host)
             #expect(error?.description.contains("\"\(alert)\"") == true, "\(String(describing: error))")
+            // The server is named with its port, as during the handshake, also when (TLS 1.3) the alert arrives after it.
+            #expect(
+                error?.description.contains("the server at \(Harness.host):\(server.port) ") == true,
+                "\(String(describing: error))"
+            )
             let sent = monitor.events.filter { $0.kind == .clientCertificateSent }
             #expect(sent.count == (identities[Harness.host] == nil ? 0 : 1))
             let withheld = monitor.events.filter { $0.kind == .clientCertificateWithheld }
