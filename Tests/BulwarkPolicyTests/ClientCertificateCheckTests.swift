@@ -142,10 +142,12 @@ struct ClientCertificateCheckTests {
         let p256 = P256.Signing.PrivateKey()
         let p384 = P384.Signing.PrivateKey()
         let rsa = try _RSA.Signing.PrivateKey(keySize: .bits2048)
+        let ed25519 = Curve25519.Signing.PrivateKey()
         let cases: [([UInt8], Certificate.PublicKey)] = [
             (Array(p256.derRepresentation), Certificate.PublicKey(p256.publicKey)),
             (Array(p384.derRepresentation), Certificate.PublicKey(p384.publicKey)),
             (Array(rsa.derRepresentation), Certificate.PublicKey(rsa.publicKey)),
+            (Self.ed25519PKCS8(ed25519), Certificate.PublicKey(ed25519.publicKey)),
         ]
         for (der, expected) in cases {
             let derived = der.withUnsafeBytes { ClientCertificateCheck.publicKey(ofPrivateKeyDER: $0) }
@@ -153,6 +155,43 @@ struct ClientCertificateCheckTests {
         }
         let garbage: [UInt8] = [0x30, 0x03, 0x02, 0x01, 0x00]
         #expect(garbage.withUnsafeBytes { ClientCertificateCheck.publicKey(ofPrivateKeyDER: $0) } == nil)
+        // An Ed25519 PKCS#8 one byte short, or with another algorithm's OID (X25519, 1.3.101.110), is not one.
+        var short = Self.ed25519PKCS8(ed25519)
+        short.removeLast()
+        #expect(short.withUnsafeBytes { ClientCertificateCheck.publicKey(ofPrivateKeyDER: $0) } == nil)
+        var x25519 = Self.ed25519PKCS8(ed25519)
+        x25519[11] = 0x6E
+        #expect(x25519.withUnsafeBytes { ClientCertificateCheck.publicKey(ofPrivateKeyDER: $0) } == nil)
+    }
+
+    /// RFC 8410's PKCS#8 form of an Ed25519 key.
+    static func ed25519PKCS8(_ key: Curve25519.Signing.PrivateKey) -> [UInt8] {
+        [0x30, 0x2E, 0x02, 0x01, 0x00, 0x30, 0x05, 0x06, 0x03, 0x2B, 0x65, 0x70, 0x04, 0x22, 0x04, 0x20]
+            + Array(key.rawRepresentation)
+    }
+
+    @Test("an Ed25519 client certificate with its key passes the checks")
+    func ed25519() throws {
+        let ca = try CertificateFactory.makeRoot()
+        let key = Curve25519.Signing.PrivateKey()
+        var blueprint = CertificateBlueprint(
+            commonName: "ed25519-device",
+            privateKey: Certificate.PrivateKey(key),
+            notBefore: Date() - 3600,
+            notAfter: Date() + 86_400
+        )
+        blueprint.extendedKeyUsage = [.clientAuth]
+        let leaf = try blueprint.issue(issuer: ca)
+        try ClientCertificateCheck.check(
+            leaf: leaf.certificate,
+            privateKeyPublicKey: Certificate.PublicKey(key.publicKey)
+        )
+        // Without the key's public half (a key the TLS library decrypted), the refusal says how to give one.
+        let error = #expect(throws: ClientIdentityError.self) {
+            try ClientCertificateCheck.check(leaf: leaf.certificate, privateKeyPublicKey: nil)
+        }
+        #expect(error?.code == .unsupportedKey)
+        #expect(error?.description.contains("unencrypted PKCS#8") == true, "\(String(describing: error))")
     }
 
     @Test("the fingerprint is the SHA-256 of the DER certificate in hexadecimal")

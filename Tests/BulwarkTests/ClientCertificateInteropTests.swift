@@ -56,6 +56,29 @@ struct ClientCertificateInteropTests {
         return (response, String(buffer: body))
     }
 
+    /// BoringSSL verifies no Ed25519 signature unless told to (so the in-process NIOSSL server cannot take one);
+    /// nginx, over OpenSSL, does.
+    @Test(
+        "nginx (ssl_verify_client on): an Ed25519 identity (PKCS#8 PEM) is accepted, over HTTP/2 and HTTP/1.1",
+        arguments: [NginxServer.Variant.modern, .modernHTTP1]
+    )
+    func nginxAcceptsEd25519(variant: NginxServer.Variant) async throws {
+        let nginx = try await NginxServer.start(
+            chain: self.chain,
+            variant: variant,
+            clientCA: self.clientCA.certificate
+        )
+        defer { nginx.stop() }
+        let (leaf, pem) = try ClientCertificates.ed25519Leaf(self.clientCA)
+        let identity = try ClientCertificates.identity(leaf, keyPEM: pem)
+        try await self.withClient(["localhost": identity]) { client in
+            let (response, body) = try await self.get(client, port: nginx.port, "/whoami")
+            #expect(response.status == .ok)
+            #expect(response.httpVersion == (variant == .modern ? .http2 : .http1_1))
+            #expect(body == "CN=ed25519-device\n")
+        }
+    }
+
     @Test(
         "nginx (ssl_verify_client on): the right identity is accepted and nginx echoes its subject",
         arguments: [NginxServer.Variant.modern, .modernHTTP1]

@@ -54,6 +54,24 @@ enum ClientCertificates {
         return nil
     }
 
+    /// A client certificate with an Ed25519 key, and the key as PKCS#8 PEM (RFC 8410).
+    static func ed25519Leaf(_ ca: TestIdentity, commonName: String = "ed25519-device") throws -> (TestIdentity, String)
+    {
+        let key = Curve25519.Signing.PrivateKey()
+        var blueprint = CertificateBlueprint(
+            commonName: commonName,
+            privateKey: Certificate.PrivateKey(key),
+            notBefore: Date() - 3600,
+            notAfter: Date() + 86_400
+        )
+        blueprint.extendedKeyUsage = [.clientAuth]
+        let der: [UInt8] =
+            [0x30, 0x2E, 0x02, 0x01, 0x00, 0x30, 0x05, 0x06, 0x03, 0x2B, 0x65, 0x70, 0x04, 0x22, 0x04, 0x20]
+            + Array(key.rawRepresentation)
+        let pem = "-----BEGIN PRIVATE KEY-----\n\(Data(der).base64EncodedString())\n-----END PRIVATE KEY-----\n"
+        return (try blueprint.issue(issuer: ca), pem)
+    }
+
     /// The base64 lines of a PEM text (its secret contents, for a key).
     static func base64Lines(_ pem: String) -> [String] {
         pem.split(separator: "\n").map(String.init).filter { !$0.hasPrefix("-----") && $0.count > 8 }
@@ -109,6 +127,24 @@ struct ClientIdentityTests {
         #expect(p256.pemRepresentation.hasPrefix("-----BEGIN PRIVATE KEY-----"))
         let ec = try ClientCertificates.identity(ecLeaf, keyPEM: p256.pemRepresentation)
         #expect(ec.subject == "CN=ec-device")
+    }
+
+    @Test("an Ed25519 identity loads from PKCS#8 PEM and DER; a mismatched Ed25519 key is refused")
+    func ed25519() throws {
+        let ca = try CertificateFactory.makeRoot()
+        let (leaf, pem) = try ClientCertificates.ed25519Leaf(ca)
+        let identity = try ClientCertificates.identity(leaf, keyPEM: pem)
+        #expect(identity.subject == "CN=ed25519-device")
+        let body = pem.split(separator: "\n")[1]
+        let der = try ClientIdentity.pem(
+            certificateChain: Array(leaf.certificatePEM.utf8),
+            privateKey: SecretBytes(Array(Data(base64Encoded: String(body))!))
+        )
+        #expect(der.subject == "CN=ed25519-device")
+        let (_, otherPEM) = try ClientCertificates.ed25519Leaf(ca)
+        ClientCertificates.expectError(.keyMismatch) {
+            _ = try ClientCertificates.identity(leaf, keyPEM: otherPEM)
+        }
     }
 
     @Test("a certificate chain with an intermediate keeps its order, leaf first")

@@ -60,7 +60,7 @@ struct ConnectionPoolStateMachineTests {
         let step3 = machine.acquire(Self.key)
         #expect(self.isWait(step3.action))
         let step4 = machine.enqueueWaiter(1, key: Self.key)
-        #expect(step4)
+        #expect(step4 == .enqueued)
         // HTTP/1.1 it is: the waiter is woken to try again, and now may dial.
         let step5 = machine.connectedHTTP1(Self.key)
         #expect(step5 == [1])
@@ -76,7 +76,7 @@ struct ConnectionPoolStateMachineTests {
         let step8 = machine.acquire(Self.key)
         #expect(self.isWait(step8.action))
         let step9 = machine.enqueueWaiter(7, key: Self.key)
-        #expect(step9)
+        #expect(step9 == .enqueued)
         let h2 = FakeConnection("h2")
         let step10 = machine.connectedHTTP2(h2, key: Self.key)
         #expect(step10 == [7])
@@ -98,11 +98,11 @@ struct ConnectionPoolStateMachineTests {
         let step13 = machine.acquire(Self.key)
         #expect(self.isWait(step13.action))
         let step14 = machine.enqueueWaiter(1, key: Self.key)
-        #expect(step14)
+        #expect(step14 == .enqueued)
         let step15 = machine.acquire(Self.key)
         #expect(self.isWait(step15.action))
         let step16 = machine.enqueueWaiter(2, key: Self.key)
-        #expect(step16)
+        #expect(step16 == .enqueued)
         #expect(machine.openConnectionCount == 2)
         guard case .handOff(let handed) = machine.release(first, key: Self.key, reusable: true) else {
             Issue.record("expected a hand-off")
@@ -161,7 +161,7 @@ struct ConnectionPoolStateMachineTests {
         let connection = self.openHTTP1(&machine, "c")
         _ = machine.release(connection, key: Self.key, reusable: true)
         let step20 = machine.enqueueWaiter(3, key: Self.key)
-        #expect(step20)
+        #expect(step20 == .enqueued)
         let (generation, wake) = machine.closedHTTP1(connection, key: Self.key)
         #expect(generation != nil)
         #expect(wake == 3)
@@ -173,7 +173,7 @@ struct ConnectionPoolStateMachineTests {
         let step21 = machine.acquire(Self.key)
         #expect(self.isConnect(step21.action))
         let step22 = machine.enqueueWaiter(5, key: Self.key)
-        #expect(step22)
+        #expect(step22 == .enqueued)
         let step23 = machine.connectFailed(Self.key)
         #expect(step23 == 5)
         #expect(machine.openConnectionCount == 0)
@@ -186,9 +186,9 @@ struct ConnectionPoolStateMachineTests {
         let step25 = machine.acquire(Self.key)
         #expect(self.isConnect(step25.action))
         let step26 = machine.enqueueWaiter(1, key: Self.key)
-        #expect(step26)
+        #expect(step26 == .enqueued)
         let step27 = machine.enqueueWaiter(2, key: Self.key)
-        #expect(step27)
+        #expect(step27 == .enqueued)
         let step28 = machine.removeWaiter(1, key: Self.key)
         #expect(step28)
         let step29 = machine.removeWaiter(1, key: Self.key)
@@ -248,7 +248,7 @@ struct ConnectionPoolStateMachineTests {
         var machine = Machine(maximumConnectionsPerHost: 1)
         let connection = self.openHTTP1(&machine, "c")
         let step34 = machine.enqueueWaiter(9, key: Self.key)
-        #expect(step34)
+        #expect(step34 == .enqueued)
         let (idle, http2, waiters) = machine.shutdown()
         #expect(idle.isEmpty)
         #expect(http2.isEmpty)
@@ -258,11 +258,98 @@ struct ConnectionPoolStateMachineTests {
             return
         }
         let step35 = machine.enqueueWaiter(10, key: Self.key)
-        #expect(!step35)
+        #expect(step35 == .failShutdown)
         // The busy connection is closed when it comes back, never kept.
         guard case .close = machine.release(connection, key: Self.key, reusable: true) else {
             Issue.record("expected a close after shutdown")
             return
         }
+    }
+
+    // MARK: Retiring keys (a client identity replaced)
+
+    func isStale(_ action: Machine.AcquireAction) -> Bool {
+        if case .stale = action { return true }
+        return false
+    }
+
+    @Test func retiringAKeyClosesItsIdleConnectionsAndTellsItsRequestsToChooseAgain() {
+        var machine = Machine(maximumConnectionsPerHost: 2)
+        let idle = self.openHTTP1(&machine, "idle")
+        let step40 = machine.release(idle, key: Self.key, reusable: true)
+        guard case .keepIdle(let generation) = step40 else {
+            Issue.record("expected the connection kept idle, got \(step40)")
+            return
+        }
+        let other = "https://other.bulwark.test:443"
+        #expect(self.isConnect(machine.acquire(other).action))
+        _ = machine.connectedHTTP1(other)
+        let (closed, http2, waiters) = machine.retire { $0 == Self.key }
+        #expect(closed.count == 1 && closed.first?.connection === idle)
+        #expect(closed.map(\.generation) == [generation])
+        #expect(http2.isEmpty)
+        #expect(waiters.isEmpty)
+        // Nothing of the key is left, so it is forgotten: a request that still asks for it (it chose its key before
+        // the update) may dial, which the executor checks against the current identity.
+        #expect(machine.keyCount == 1)
+        #expect(machine.openConnectionCount == 1)
+    }
+
+    @Test func aBusyConnectionOfARetiredKeyClosesWhenReleasedAndItsWaitersAreWoken() {
+        var machine = Machine(maximumConnectionsPerHost: 1)
+        let busy = self.openHTTP1(&machine, "busy")
+        #expect(self.isWait(machine.acquire(Self.key).action))
+        let step41 = machine.enqueueWaiter(1, key: Self.key)
+        #expect(step41 == .enqueued)
+        let (closed, _, waiters) = machine.retire { $0 == Self.key }
+        #expect(closed.isEmpty)
+        #expect(waiters == [1])
+        #expect(machine.isRetired(Self.key))
+        // While the busy connection lives, the key stays retired: requests are told to choose again, and a request
+        // told to wait before the retirement does not stay in line.
+        #expect(self.isStale(machine.acquire(Self.key).action))
+        let step42 = machine.enqueueWaiter(2, key: Self.key)
+        #expect(step42 == .retry)
+        guard case .close(let wake) = machine.release(busy, key: Self.key, reusable: true) else {
+            Issue.record("expected the busy connection of a retired key to close")
+            return
+        }
+        #expect(wake == nil)
+        #expect(machine.keyCount == 0)
+        #expect(machine.openConnectionCount == 0)
+    }
+
+    @Test func anHTTP2ConnectionOfARetiredKeyIsHandedToBeDrainedAndOneOpenedLateIsNotKept() {
+        var machine = Machine(maximumConnectionsPerHost: 2)
+        #expect(self.isConnect(machine.acquire(Self.key).action))
+        let h2 = FakeConnection("h2")
+        _ = machine.connectedHTTP2(h2, key: Self.key)
+        #expect(self.leasedHTTP2(machine.acquire(Self.key).action) === h2)
+        let (_, drained, _) = machine.retire { $0 == Self.key }
+        #expect(drained.count == 1 && drained.first === h2)
+        #expect(machine.keyCount == 0)
+        // A connection dialled before the retirement and opened after it serves its own request only.
+        let late = "https://late.bulwark.test:443"
+        #expect(self.isConnect(machine.acquire(late).action))
+        _ = machine.retire { $0 == late }
+        #expect(machine.isRetired(late))
+        _ = machine.connectedHTTP2(FakeConnection("late"), key: late)
+        #expect(machine.keyCount == 0)
+        #expect(machine.openConnectionCount == 0)
+    }
+
+    @Test func aKeySelectedAgainIsNoLongerRetired() {
+        var machine = Machine(maximumConnectionsPerHost: 2)
+        let busy = self.openHTTP1(&machine, "busy")
+        _ = machine.retire { $0 == Self.key }
+        #expect(self.isStale(machine.acquire(Self.key).action))
+        // The identity is selected again (rotated back): the key serves again, and its busy connection is kept.
+        _ = machine.retire { _ in false }
+        #expect(!machine.isRetired(Self.key))
+        guard case .keepIdle = machine.release(busy, key: Self.key, reusable: true) else {
+            Issue.record("expected the connection of a key selected again to be kept")
+            return
+        }
+        #expect(self.leasedHTTP1(machine.acquire(Self.key).action)?.0 === busy)
     }
 }

@@ -8,12 +8,18 @@ extension BulwarkClient {
         public var credentials: Int
         /// Cookies removed from the ``Configuration/cookies`` jar (their values zeroized).
         public var cookies: Int
-        /// Pooled connections that had carried credentials or cookies, closed now.
+        /// Pooled connections that had carried credentials or cookies, closed now, and those made with a
+        /// session-bound client identity, drained.
         public var connectionsClosed: Int
+        /// Host patterns whose session-bound client identity was removed (see
+        /// ``BulwarkClient/updateClientIdentity(_:for:sessionBound:)``).
+        public var clientIdentities: Int = 0
 
-        /// `2 credentials, 1 cookies, 1 connections closed`.
+        /// `2 credentials, 1 cookies, 1 connections closed` (and `, 1 client identities` when one was removed).
         public var description: String {
-            "\(self.credentials) credentials, \(self.cookies) cookies, \(self.connectionsClosed) connections closed"
+            let identities = self.clientIdentities > 0 ? ", \(self.clientIdentities) client identities" : ""
+            return "\(self.credentials) credentials, \(self.cookies) cookies, \(self.connectionsClosed) connections "
+                + "closed\(identities)"
         }
     }
 
@@ -22,6 +28,8 @@ extension BulwarkClient {
     /// - every credential in ``Configuration/credentials`` is wiped (zeroized) and its refresh provider forgotten;
     ///   refreshes in flight are cancelled and their results wiped;
     /// - every cookie in ``Configuration/cookies`` is removed and its value wiped;
+    /// - client identities set as session-bound (``updateClientIdentity(_:for:sessionBound:)``) are removed, and the
+    ///   connections made with them drained as for a replaced identity;
     /// - pooled connections that carried a credential or a cookie (from the store, the jar or the request's own
     ///   `Authorization`, `Cookie` or `Proxy-Authorization` header) are closed: idle ones now, busy HTTP/1.1 ones
     ///   when their response ends; requests still running on such an HTTP/2 connection fail. Connections that never
@@ -35,17 +43,23 @@ extension BulwarkClient {
     /// Emits one `sign_out` event with the counts.
     @discardableResult
     public func signOut() async -> SignOutSummary {
-        let credentials = self.configuration.credentials?.signOut() ?? 0
-        let cookies = self.configuration.cookies?.removeAll() ?? 0
+        let credentials = self.baseConfiguration.credentials?.signOut() ?? 0
+        let cookies = self.baseConfiguration.cookies?.removeAll() ?? 0
         let connections = await self.pool.signOut()
-        let summary = SignOutSummary(credentials: credentials, cookies: cookies, connectionsClosed: connections)
-        self.configuration.eventMonitor.record(
+        let (identities, drained) = self.removeSessionBoundIdentities()
+        let summary = SignOutSummary(
+            credentials: credentials,
+            cookies: cookies,
+            connectionsClosed: connections + drained,
+            clientIdentities: identities
+        )
+        self.baseConfiguration.eventMonitor.record(
             SecurityEvent(
                 kind: .signOut,
                 message: "signed out: \(summary)",
                 details: [
                     .credentials: .number(credentials), .cookies: .number(cookies),
-                    .connectionsClosed: .number(connections),
+                    .connectionsClosed: .number(connections + drained), .clientIdentities: .number(identities),
                 ]
             )
         )

@@ -26,9 +26,22 @@ import NIOPosix
 /// Threading: every method may be called from any task. Responses stream on the client's event loops; a response
 /// body that is not read holds its connection until it is read or dropped.
 public final class BulwarkClient: Sendable {
-    /// The configuration the client was made with.
-    public let configuration: Configuration
+    /// The configuration the client was made with, its ``Configuration/clientIdentities`` being the identities
+    /// offered now (see ``updateClientIdentity(_:for:sessionBound:)``).
+    public var configuration: Configuration {
+        var configuration = self.baseConfiguration
+        configuration.clientIdentities = self.identities.current
+        return configuration
+    }
+
+    /// The configuration without its client identities, which live in ``identities`` only: no copy of the
+    /// configuration keeps a replaced identity's key alive.
+    let baseConfiguration: Configuration
     let pool: ConnectionPool
+    /// The client identities offered now.
+    let identities: ClientIdentityStore
+    /// The connector, when the configuration is usable (for the identity contexts it keeps).
+    let connector: Connector?
     /// What runs requests, or, for a configuration the client cannot use, the error every request fails with.
     private let executor: Result<RequestExecutor, BulwarkError>
     private let reporter: PinFailureReporter?
@@ -47,12 +60,17 @@ public final class BulwarkClient: Sendable {
         eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
         backgroundActivityLogger: Logger = BulwarkClient.disabledLogger
     ) {
-        self.configuration = configuration
+        let identities = ClientIdentityStore(configuration.clientIdentities)
+        self.identities = identities
+        var configuration = configuration
+        configuration.clientIdentities = ClientIdentities()
+        self.baseConfiguration = configuration
         self.backgroundActivityLogger = backgroundActivityLogger
         let pool = ConnectionPool(options: configuration.pool, eventLoopGroup: eventLoopGroup)
         self.pool = pool
         if let error = configuration.validationError {
             self.reporter = nil
+            self.connector = nil
             self.executor = .failure(error)
             return
         }
@@ -66,9 +84,13 @@ public final class BulwarkClient: Sendable {
                 reporter: reporter
             )
             self.reporter = reporter
-            self.executor = .success(RequestExecutor(configuration: configuration, connector: connector, pool: pool))
+            self.connector = connector
+            self.executor = .success(
+                RequestExecutor(configuration: configuration, connector: connector, pool: pool, identities: identities)
+            )
         } catch {
             self.reporter = nil
+            self.connector = nil
             if let reporter { Task { await reporter.shutdown() } }
             self.executor = .failure(
                 error as? BulwarkError

@@ -14,6 +14,10 @@ import NIOCore
 ///   earlier epoch after the sign-out (a request whose lease was taken before it) is retired when it is next looked
 ///   at: an HTTP/1.1 one when released, an HTTP/2 one by the next ``acquire(_:deadline:)``.
 /// - A request waiting for a connection stops waiting at its deadline or when its task is cancelled.
+/// - Identity rotation: ``retire(where:)`` retires the keys of a replaced client identity; their connections are
+///   drained (idle ones closed now, busy HTTP/1.1 ones when released, HTTP/2 ones when their last stream ends) and
+///   never handed out again, and the keys are forgotten once nothing of them is left, so that nothing here keeps the
+///   old identity's key alive.
 ///
 /// Every decision is ``ConnectionPoolStateMachine``'s, a value tested without sockets; this class carries the
 /// decisions out: it resumes waiting requests, schedules idle and deadline timers, and closes channels. The machine
@@ -92,6 +96,8 @@ final class ConnectionPool: Sendable {
         /// A slot for a new connection: open one, then hand it to ``connected(_:key:)``, or call
         /// ``connectFailed(_:)`` if it cannot be opened. One of the two must follow.
         case connect
+        /// The key was retired (its client identity was replaced): choose the key again.
+        case stale
 
         /// Whether this is a connection that served a request before.
         var isReused: Bool {
@@ -113,6 +119,8 @@ final class ConnectionPool: Sendable {
         while true {
             let (acquired, timers) = self.state.withLockedValue { state in
                 let acquired = state.machine.acquire(key)
+                // Counted under the lock that hands it out, so that a drain never closes it under this request.
+                if case .lease(.http2(let connection), _, _) = acquired.action { connection.leaseTaken() }
                 var timers = acquired.closedIdle.compactMap { state.idleTimers.removeValue(forKey: $0.generation) }
                 if case .lease(_, _, let generation?) = acquired.action,
                     let timer = state.idleTimers.removeValue(forKey: generation)
@@ -130,6 +138,8 @@ final class ConnectionPool: Sendable {
                 return .leased(Lease(connection: .http2(connection), isReused: reused))
             case .connect:
                 return .connect
+            case .stale:
+                return .stale
             case .failShutdown:
                 throw BulwarkError(.clientShutdown, host: key.host)
             case .wait:
@@ -163,14 +173,19 @@ final class ConnectionPool: Sendable {
                         )
                     }
                 }
-                let shutdown = self.state.withLockedValue { state -> Bool in
-                    guard state.machine.enqueueWaiter(id, key: key) else { return true }
-                    state.waiters[id] = Waiter(continuation: continuation, deadlineTimer: timer)
-                    return false
+                let enqueued = self.state.withLockedValue { state in
+                    let action = state.machine.enqueueWaiter(id, key: key)
+                    if action == .enqueued {
+                        state.waiters[id] = Waiter(continuation: continuation, deadlineTimer: timer)
+                    }
+                    return action
                 }
-                if shutdown {
+                if enqueued == .failShutdown {
                     timer?.cancel()
                     continuation.resume(throwing: BulwarkError(.clientShutdown, host: key.host))
+                } else if enqueued == .retry {
+                    timer?.cancel()
+                    continuation.resume(returning: nil)
                 } else if Task.isCancelled {
                     // Cancelled before the waiter was in the list, where the cancellation handler looked for it.
                     self.abandonWait(key: key, id: id, error: BulwarkError(.cancelled, host: key.host))
@@ -200,11 +215,18 @@ final class ConnectionPool: Sendable {
             for waiter in waiters { waiter.resume(returning: nil) }
             http1.channel.closeFuture.whenComplete { _ in self.closed(http1, key: key) }
         case .http2(let http2):
-            let waiters = self.state.withLockedValue { $0.takeWaiters($0.machine.connectedHTTP2(http2, key: key)) }
+            let (waiters, retired) = self.state.withLockedValue { state in
+                let waiters = state.takeWaiters(state.machine.connectedHTTP2(http2, key: key))
+                // The opener's lease and the waiters'.
+                for _ in 0...waiters.count { http2.leaseTaken() }
+                return (waiters, state.machine.isRetired(key) || state.machine.isShutdown)
+            }
             for waiter in waiters { waiter.resume(returning: Lease(connection: .http2(http2), isReused: true)) }
             http2.channel.closeFuture.whenComplete { _ in
                 self.state.withLockedValue { $0.machine.closedHTTP2(http2, key: key) }
             }
+            // Opened for a key retired meanwhile: it serves the request that opened it, then closes.
+            if retired { http2.drain() }
         }
         return Lease(connection: connection, isReused: false)
     }
@@ -298,6 +320,28 @@ final class ConnectionPool: Sendable {
         }
         return channels.count
     }
+
+    /// Retires the keys `isStale` says are stale (their client identity was replaced or removed), and brings back
+    /// retired keys it no longer says are: the stale keys' idle connections close now, busy HTTP/1.1 ones when
+    /// their exchange ends, HTTP/2 ones when their last stream ends; requests waiting for them choose again.
+    ///
+    /// - Returns: The number of connections closed or set to close when idle.
+    @discardableResult
+    func retire(where isStale: @escaping (Key) -> Bool) -> Int {
+        let (idle, http2, waiters) = self.state.withLockedValue {
+            state -> ([HTTP1Connection], [HTTP2Connection], [Waiter]) in
+            let (idle, http2, waiting) = state.machine.retire(isStale)
+            for entry in idle { state.idleTimers.removeValue(forKey: entry.generation)?.cancel() }
+            return (idle.map(\.connection), http2, state.takeWaiters(waiting))
+        }
+        for connection in idle { connection.channel.close(promise: nil) }
+        for connection in http2 { connection.drain() }
+        for waiter in waiters { waiter.resume(returning: nil) }
+        return idle.count + http2.count
+    }
+
+    /// The number of keys the pool tracks (for tests: a retired key is forgotten once nothing of it is left).
+    var keyCount: Int { self.state.withLockedValue { $0.machine.keyCount } }
 
     /// Closes every pooled connection and fails waiting requests. Connections serving a request close when the
     /// request ends.

@@ -20,6 +20,9 @@ protocol PoolableConnection: AnyObject {
 /// - HTTP/2: one connection per key carries every request.
 /// - Sign-out starts a new credential epoch; connections that carried credentials of an earlier one are never
 ///   handed out again.
+/// - A retired key (its client identity was replaced) hands nothing out: its idle connections close at once, busy
+///   HTTP/1.1 ones when released, its HTTP/2 connection drains; a request asking for it is told to choose its key
+///   again. Once nothing of it is left, the key is forgotten (so that nothing keeps the old identity's key alive).
 /// - After shutdown nothing is handed out and nothing waits.
 struct ConnectionPoolStateMachine<Key: Hashable, HTTP1: PoolableConnection, HTTP2: PoolableConnection> {
     /// A connection handed to a request.
@@ -42,6 +45,13 @@ struct ConnectionPoolStateMachine<Key: Hashable, HTTP1: PoolableConnection, HTTP
         var http2: HTTP2?
         /// Waiting requests, by id, in arrival order.
         var waiters: [Int] = []
+        /// Nothing is handed out for this key any more (see ``retire(_:)``).
+        var retired = false
+
+        /// A retired key with nothing open, idle or waiting: nothing needs it any more.
+        var isForgettable: Bool {
+            self.retired && self.open <= 0 && self.idle.isEmpty && self.http2 == nil && self.waiters.isEmpty
+        }
     }
 
     fileprivate var keys: [Key: PerKey] = [:]
@@ -69,6 +79,8 @@ struct ConnectionPoolStateMachine<Key: Hashable, HTTP1: PoolableConnection, HTTP
         case wait
         /// The pool is shut down.
         case failShutdown
+        /// The key is retired (its client identity was replaced): choose the key again.
+        case stale
     }
 
     /// The decision for a request to `key`, and what to close on the way: idle connections the server closed
@@ -81,6 +93,7 @@ struct ConnectionPoolStateMachine<Key: Hashable, HTTP1: PoolableConnection, HTTP
 
     mutating func acquire(_ key: Key) -> Acquired {
         guard !self.isShutdown else { return Acquired(action: .failShutdown) }
+        if self.keys[key]?.retired == true { return Acquired(action: .stale) }
         var perKey = self.keys[key, default: PerKey()]
         defer { self.keys[key] = perKey }
         var result = Acquired(action: .wait)
@@ -112,11 +125,22 @@ struct ConnectionPoolStateMachine<Key: Hashable, HTTP1: PoolableConnection, HTTP
         return result
     }
 
-    /// Puts waiter `id` in line for `key`; false when the pool is shut down (fail the waiter instead).
-    mutating func enqueueWaiter(_ id: Int, key: Key) -> Bool {
-        guard !self.isShutdown else { return false }
+    /// What becomes of a request that was told to wait.
+    enum EnqueueAction: Equatable {
+        /// It waits in line.
+        case enqueued
+        /// The pool is shut down: fail it.
+        case failShutdown
+        /// The key was retired since it was told to wait: it asks again (and is told to choose its key again).
+        case retry
+    }
+
+    /// Puts waiter `id` in line for `key`.
+    mutating func enqueueWaiter(_ id: Int, key: Key) -> EnqueueAction {
+        guard !self.isShutdown else { return .failShutdown }
+        guard self.keys[key]?.retired != true else { return .retry }
         self.keys[key, default: PerKey()].waiters.append(id)
-        return true
+        return .enqueued
     }
 
     /// Takes waiter `id` out of line (its deadline passed, or its task was cancelled); false when it is no longer
@@ -142,14 +166,17 @@ struct ConnectionPoolStateMachine<Key: Hashable, HTTP1: PoolableConnection, HTTP
 
     /// A new connection for a ``AcquireAction/connect`` slot spoke HTTP/2: it serves every request to `key` from
     /// now on. The waiters to hand it to.
+    /// A connection of a retired key is not kept: it serves the request that opened it and then drains (see
+    /// ``isRetired(_:)``).
     mutating func connectedHTTP2(_ connection: HTTP2, key: Key) -> [Int] {
         var perKey = self.keys[key, default: PerKey()]
         perKey.open -= 1
         perKey.knownHTTP1 = false
-        perKey.http2 = connection
+        perKey.http2 = perKey.retired ? nil : connection
         let waiters = perKey.waiters
         perKey.waiters = []
         self.keys[key] = perKey
+        self.forgetIfDone(key)
         return waiters
     }
 
@@ -157,6 +184,7 @@ struct ConnectionPoolStateMachine<Key: Hashable, HTTP1: PoolableConnection, HTTP
     /// wake, if any.
     mutating func connectFailed(_ key: Key) -> Int? {
         self.keys[key]?.open -= 1
+        defer { self.forgetIfDone(key) }
         return self.popWaiter(key)
     }
 
@@ -174,8 +202,11 @@ struct ConnectionPoolStateMachine<Key: Hashable, HTTP1: PoolableConnection, HTTP
 
     mutating func release(_ connection: HTTP1, key: Key, reusable: Bool) -> ReleaseAction {
         var perKey = self.keys[key, default: PerKey()]
-        defer { self.keys[key] = perKey }
-        let retired = connection.carriedCredentials(before: self.credentialEpoch)
+        defer {
+            self.keys[key] = perKey
+            self.forgetIfDone(key)
+        }
+        let retired = perKey.retired || connection.carriedCredentials(before: self.credentialEpoch)
         guard reusable, !self.isShutdown, !retired, connection.isOpen else {
             perKey.open -= 1
             return .close(wake: perKey.waiters.isEmpty ? nil : perKey.waiters.removeFirst())
@@ -208,12 +239,55 @@ struct ConnectionPoolStateMachine<Key: Hashable, HTTP1: PoolableConnection, HTTP
         }
         let idle = self.keys[key]?.idle.remove(at: index)
         self.keys[key]?.open -= 1
+        defer { self.forgetIfDone(key) }
         return (idle?.generation, self.popWaiter(key))
     }
 
     /// An HTTP/2 connection closed: forgotten if it is the key's.
     mutating func closedHTTP2(_ connection: HTTP2, key: Key) {
         if self.keys[key]?.http2 === connection { self.keys[key]?.http2 = nil }
+    }
+
+    // MARK: Retiring keys
+
+    /// Retires every key `isStale` says is stale, and brings back any retired key it no longer says is (an identity
+    /// selected again). For the newly retired keys, what to do now: the idle HTTP/1.1 connections to close (their
+    /// timers to cancel), the HTTP/2 connections to drain (close once their last stream ends), and the waiters to
+    /// wake (they ask again, and are told to choose their key again). Busy HTTP/1.1 connections close when released.
+    mutating func retire(_ isStale: (Key) -> Bool) -> (idle: [Idle], http2: [HTTP2], waiters: [Int]) {
+        var idle: [Idle] = []
+        var http2: [HTTP2] = []
+        var waiters: [Int] = []
+        for (key, var perKey) in self.keys {
+            let stale = isStale(key)
+            defer {
+                self.keys[key] = perKey
+                self.forgetIfDone(key)
+            }
+            guard stale != perKey.retired else { continue }
+            perKey.retired = stale
+            guard stale else { continue }
+            idle += perKey.idle
+            perKey.open -= perKey.idle.count
+            perKey.idle = []
+            if let connection = perKey.http2 { http2.append(connection) }
+            perKey.http2 = nil
+            waiters += perKey.waiters
+            perKey.waiters = []
+        }
+        return (idle, http2, waiters)
+    }
+
+    /// Whether `key` is retired.
+    func isRetired(_ key: Key) -> Bool {
+        self.keys[key]?.retired ?? false
+    }
+
+    /// The number of keys the machine holds (retired keys are forgotten once nothing of them is left).
+    var keyCount: Int { self.keys.count }
+
+    private mutating func forgetIfDone(_ key: Key) {
+        if self.keys[key]?.isForgettable == true { self.keys[key] = nil }
     }
 
     // MARK: Sign-out and shutdown

@@ -22,8 +22,6 @@ struct ConnectionSettings: Sendable {
     var resolveOverrides: [BulwarkClient.Endpoint: BulwarkClient.ResolvedAddress]
     /// Reuse of trusted decisions across handshakes; nil for none.
     var trustDecisionCache: TrustDecisionCache.Options?
-    /// The client certificates offered, by host pattern.
-    var clientIdentities: BulwarkClient.ClientIdentities
 
     /// The connection settings of `configuration`.
     init(_ configuration: BulwarkClient.Configuration) {
@@ -34,6 +32,5 @@ struct ConnectionSettings: Sendable {
         self.decompression = configuration.decompression
         self.resolveOverrides = configuration.resolveOverrides
         self.trustDecisionCache = configuration.trustDecisionCache
-        self.clientIdentities = configuration.clientIdentities
     }
 }

@@ -271,6 +271,7 @@ struct Connector: Sendable {
         let decompression = self.settings.decompression
         let idleRead = self.settings.timeouts.idleRead
         let host = target.host
+        let port = target.port
         return self.connectTLS(
             host: target.host,
             port: target.port,
@@ -290,12 +291,13 @@ struct Connector: Sendable {
                 // A server refusing the client certificate (or its absence) after a TLS 1.3 handshake: kept for the
                 // streams, which only see the connection close.
                 let rejection = NIOLockedValueBox<BulwarkError?>(nil)
-                try sync.addHandler(ClientCertificateRejectionRecorder(host: host, rejection: rejection))
+                try sync.addHandler(ClientCertificateRejectionRecorder(host: host, port: port, rejection: rejection))
                 return Configured.http2(NIOLoopBound(multiplexer, eventLoop: channel.eventLoop), rejection)
             }
             let handler = try Self.addHTTP1Handlers(
                 to: sync,
                 host: host,
+                port: port,
                 decompression: decompression,
                 idleRead: idleRead
             )
@@ -374,11 +376,18 @@ struct Connector: Sendable {
     static func addHTTP1Handlers(
         to sync: ChannelPipeline.SynchronousOperations,
         host: String,
+        port: Int? = nil,
         decompression: BulwarkClient.Decompression?,
         idleRead: TimeAmount
     ) throws -> HTTPExchangeHandler {
         try sync.addHTTPClientHandlers(leftOverBytesStrategy: .forwardBytes)
-        return try Self.addResponseHandlers(to: sync, host: host, decompression: decompression, idleRead: idleRead)
+        return try Self.addResponseHandlers(
+            to: sync,
+            host: host,
+            port: port,
+            decompression: decompression,
+            idleRead: idleRead
+        )
     }
 
     /// Adds the decompressor (with its ratio limit) and the exchange handler (with the read timeout and the
@@ -386,6 +395,7 @@ struct Connector: Sendable {
     static func addResponseHandlers(
         to pipeline: ChannelPipeline.SynchronousOperations,
         host: String,
+        port: Int? = nil,
         decompression: BulwarkClient.Decompression?,
         idleRead: TimeAmount
     ) throws -> HTTPExchangeHandler {
@@ -394,6 +404,7 @@ struct Connector: Sendable {
         }
         let handler = HTTPExchangeHandler(
             host: host,
+            port: port,
             idleRead: idleRead,
             maximumInflatedSize: decompression?.maximumSize ?? .max
         )

@@ -45,6 +45,14 @@ final class HTTP2Connection: Sendable {
     let credentialEpoch = NIOLockedValueBox<Int?>(nil)
     /// The server's refusal of the client certificate, once it arrived (see ``ClientCertificateRejectionRecorder``).
     let clientCertificateRejection: NIOLockedValueBox<BulwarkError?>
+    /// Requests holding this connection, and whether it drains (closes once the last of them ends): see
+    /// ``drain()``.
+    private let usage = NIOLockedValueBox(Usage())
+
+    private struct Usage {
+        var leases = 0
+        var draining = false
+    }
 
     init(
         channel: any Channel,
@@ -66,9 +74,35 @@ final class HTTP2Connection: Sendable {
         self.id = id
     }
 
+    /// A request was handed this connection (by the pool, under its lock): it ends with ``leaseEnded()``, which
+    /// ``openStream(sensitiveHeaderNames:)`` calls when the stream closes or cannot be opened.
+    func leaseTaken() {
+        self.usage.withLockedValue { $0.leases += 1 }
+    }
+
+    /// A request handed this connection is done with it (its stream closed, or it never opened one).
+    func leaseEnded() {
+        let close = self.usage.withLockedValue { usage in
+            usage.leases -= 1
+            return usage.draining && usage.leases == 0
+        }
+        if close { self.channel.close(promise: nil) }
+    }
+
+    /// Closes the connection once the requests holding it are done (at once if none is): the pool no longer hands
+    /// it out (its client identity was replaced), and no stream running on it fails.
+    func drain() {
+        let close = self.usage.withLockedValue { usage in
+            usage.draining = true
+            return usage.leases <= 0
+        }
+        if close { self.channel.close(promise: nil) }
+    }
+
     /// Opens a stream ready for one exchange, whose headers in `sensitiveHeaderNames` (lower-case) are sent never
     /// indexed (see ``SensitiveHeaderHandler``). Call on the connection's event loop; the future completes there,
-    /// failed only with a ``BulwarkError``.
+    /// failed only with a ``BulwarkError``. The lease the request holds (``leaseTaken()``) ends when the stream
+    /// closes, or at once if it cannot be opened.
     func openStream(
         sensitiveHeaderNames: Set<String>
     ) -> EventLoopFuture<(any Channel, NIOLoopBound<HTTPExchangeHandler>)> {
@@ -91,6 +125,12 @@ final class HTTP2Connection: Sendable {
             } catch {
                 handlerPromise.fail(error)
                 return stream.eventLoop.makeFailedFuture(error)
+            }
+        }
+        streamFuture.whenComplete { result in
+            switch result {
+            case .success(let stream): stream.closeFuture.whenComplete { _ in self.leaseEnded() }
+            case .failure: self.leaseEnded()
             }
         }
         let rejection = self.clientCertificateRejection

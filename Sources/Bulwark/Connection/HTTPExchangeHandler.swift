@@ -60,8 +60,11 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private var context: ChannelHandlerContext?
     private var readTimer: Scheduled<Void>?
     private var host: String { self.machine.host }
+    /// The server's port, for errors that name `host:port`; nil on connections that do not know it.
+    private let port: Int?
 
-    init(host: String, idleRead: TimeAmount, maximumInflatedSize: Int = .max) {
+    init(host: String, port: Int? = nil, idleRead: TimeAmount, maximumInflatedSize: Int = .max) {
+        self.port = port
         self.machine = HTTPExchangeStateMachine(
             host: host,
             idleRead: idleRead,
@@ -264,7 +267,7 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        self.fail(Self.map(error, host: self.host))
+        self.fail(Self.map(error, host: self.host, port: self.port))
     }
 
     func channelInactive(context: ChannelHandlerContext) {
@@ -300,7 +303,7 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
         return "\(bytes) bytes"
     }
 
-    static func map(_ error: any Error, host: String) -> BulwarkError {
+    static func map(_ error: any Error, host: String, port: Int? = nil) -> BulwarkError {
         if let error = error as? BulwarkError { return error }
         if let error = error as? NIOHTTPDecompression.DecompressionError, error == .limit {
             return BulwarkError(.decompressionLimitExceeded, host: host)
@@ -311,7 +314,7 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
         if let alert = HandshakeFailure.clientCertificateAlert(in: error) {
             return HandshakeFailure.clientCertificateRejected(
                 host: host,
-                authority: host,
+                authority: port.map { HandshakeFailure.authority(host: host, port: $0) } ?? host,
                 alert: alert,
                 underlying: String(reflecting: error)
             )

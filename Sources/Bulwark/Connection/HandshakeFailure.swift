@@ -48,9 +48,12 @@ struct HandshakeFailure {
     }
 
     /// `host:port`, with an IPv6 literal in brackets.
-    var authority: String {
-        let literalIPv6 = self.host.contains(":") && !self.host.hasPrefix("[")
-        return literalIPv6 ? "[\(self.host)]:\(self.port)" : "\(self.host):\(self.port)"
+    var authority: String { Self.authority(host: self.host, port: self.port) }
+
+    /// `host:port`, `[v6]:port`: how errors name a server.
+    static func authority(host: String, port: Int) -> String {
+        let literalIPv6 = host.contains(":") && !host.hasPrefix("[")
+        return literalIPv6 ? "[\(host)]:\(port)" : "\(host):\(port)"
     }
 
     /// The error to throw. `offered` is the version the server answered a probe with (``TLSVersionProbe``), when a

@@ -16,16 +16,29 @@ extension RequestExecutor {
         deadline: NIODeadline?,
         credentialEpoch: Int?
     ) async throws -> BulwarkResponse {
-        let identity = target.isTLS ? self.connector.settings.clientIdentities.identity(forHost: target.host) : nil
-        let key = ConnectionPool.Key(
-            scheme: target.scheme,
-            host: target.host,
-            port: target.port,
-            identity: identity?.identity
-        )
         var retried = false
         while true {
+            // Chosen anew for each attempt: a client identity replaced meanwhile retires the keys made with the old
+            // one, and a request asking for such a key is told to choose again.
+            let identity = self.identities.identity(scheme: target.scheme, host: target.host)
+            let key = ConnectionPool.Key(
+                scheme: target.scheme,
+                host: target.host,
+                port: target.port,
+                identity: identity
+            )
             let acquired = try await self.pool.acquire(key, deadline: deadline)
+            switch acquired {
+            case .stale:
+                continue
+            case .connect where self.identities.identity(scheme: target.scheme, host: target.host) != identity:
+                // Replaced between the choice and the slot (and the key already forgotten): no connection is made
+                // with an identity that is no longer current.
+                self.pool.connectFailed(key)
+                continue
+            case .connect, .leased:
+                break
+            }
             let written = NIOLockedValueBox(false)
             do {
                 return try await self.send(
@@ -116,8 +129,9 @@ extension RequestExecutor {
         let start: @Sendable (ConnectionPool.Lease) -> EventLoopFuture<Started> = { lease in
             if let error = abandoned.withLockedValue({ $0 }) {
                 // Nobody waits for this exchange any more: the connection serves the pool's next request instead.
-                if case .http1(let connection) = lease.connection {
-                    pool.release(connection, key: key, reusable: true)
+                switch lease.connection {
+                case .http1(let connection): pool.release(connection, key: key, reusable: true)
+                case .http2(let connection): connection.leaseEnded()
                 }
                 return lease.connection.channel.eventLoop.makeFailedFuture(error)
             }
@@ -160,6 +174,8 @@ extension RequestExecutor {
         switch acquired {
         case .leased(let lease):
             started = lease.connection.channel.eventLoop.flatSubmit { start(lease) }
+        case .stale:
+            preconditionFailure("a stale key is chosen again before sending")
         case .connect:
             let eventLoop = self.connector.eventLoopGroup.next()
             started = self.connector.connect(to: target, on: eventLoop, deadline: deadline, identity: key.identity)

@@ -16,12 +16,20 @@ struct RequestExecutor: Sendable {
     let connector: Connector
     let pool: ConnectionPool
     let attacher: CredentialAttacher
+    /// The client identities offered now (they change with ``BulwarkClient/updateClientIdentity(_:for:sessionBound:)``).
+    let identities: ClientIdentityStore
 
-    init(configuration: BulwarkClient.Configuration, connector: Connector, pool: ConnectionPool) {
+    init(
+        configuration: BulwarkClient.Configuration,
+        connector: Connector,
+        pool: ConnectionPool,
+        identities: ClientIdentityStore
+    ) {
         self.configuration = configuration
         self.connector = connector
         self.pool = pool
         self.attacher = CredentialAttacher(configuration: configuration)
+        self.identities = identities
     }
 
     /// A request's response, after the redirects the policy follows.

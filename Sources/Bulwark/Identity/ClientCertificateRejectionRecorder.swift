@@ -11,11 +11,14 @@ final class ClientCertificateRejectionRecorder: ChannelInboundHandler, Sendable 
     typealias InboundIn = NIOAny
 
     let host: String
+    /// `host:port`, as the error names the server.
+    let authority: String
     /// The rejection, once the server sent it.
     let rejection: NIOLockedValueBox<BulwarkError?>
 
-    init(host: String, rejection: NIOLockedValueBox<BulwarkError?>) {
+    init(host: String, port: Int, rejection: NIOLockedValueBox<BulwarkError?>) {
         self.host = host
+        self.authority = HandshakeFailure.authority(host: host, port: port)
         self.rejection = rejection
     }
 
@@ -23,7 +26,7 @@ final class ClientCertificateRejectionRecorder: ChannelInboundHandler, Sendable 
         if let alert = HandshakeFailure.clientCertificateAlert(in: error) {
             let rejection = HandshakeFailure.clientCertificateRejected(
                 host: self.host,
-                authority: self.host,
+                authority: self.authority,
                 alert: alert,
                 underlying: String(reflecting: error)
             )

@@ -149,8 +149,11 @@ public struct ClientIdentity: Sendable, Hashable, CustomStringConvertible, Custo
                 detail: "the private key is encrypted; give its passphrase"
             )
         }
+        // NIOSSL cannot hand back an Ed25519 key (BoringSSL's `i2d_PrivateKey` writes RSA, EC and DSA keys only), so
+        // its public half is read from the secret, in place, before the secret goes to NIOSSL.
+        let ed25519 = format.isEncrypted ? nil : Self.ed25519PublicKey(in: privateKey, isPEM: format.isPEM)
         let key = try Self.privateKey(privateKey, format: format, passphrase: passphrase, subject: subject)
-        return try Self.checked(certificates: certificates, chain: chain, key: key, now: now)
+        return try Self.checked(certificates: certificates, chain: chain, key: key, publicKey: ed25519, now: now)
     }
 
     /// Loads an identity from a PKCS#12 bundle (`.p12`, `.pfx`): the leaf certificate, its key and the CA
@@ -215,21 +218,20 @@ public struct ClientIdentity: Sendable, Hashable, CustomStringConvertible, Custo
         )
     }
 
-    /// Checks the key against the leaf (``ClientCertificateCheck``) and makes the identity.
+    /// Checks the key against the leaf (``ClientCertificateCheck``) and makes the identity. `known` is the key's
+    /// public half when it was read before the key went to the TLS library (Ed25519).
     private static func checked(
         certificates: [Certificate],
         chain: [NIOSSLCertificate],
         key: NIOSSLPrivateKey,
+        publicKey known: Certificate.PublicKey? = nil,
         now: Date
     ) throws(ClientIdentityError) -> ClientIdentity {
-        let publicKey: Certificate.PublicKey?
-        do {
+        var publicKey: Certificate.PublicKey? = known
+        if publicKey == nil, var der = try? key.derBytes {
             // BoringSSL's DER of its key (SEC1 or PKCS#1), wiped once the public key is derived.
-            var der = try key.derBytes
             publicKey = der.withUnsafeBytes { ClientCertificateCheck.publicKey(ofPrivateKeyDER: $0) }
             Self.wipe(&der)
-        } catch {
-            publicKey = nil
         }
         try ClientCertificateCheck.check(leaf: certificates[0], privateKeyPublicKey: publicKey, at: now)
         return ClientIdentity(certificateChain: certificates, material: Material(privateKey: key, chain: chain))
@@ -271,6 +273,69 @@ public struct ClientIdentity: Sendable, Hashable, CustomStringConvertible, Custo
                 underlying: String(reflecting: error)
             )
         }
+    }
+
+    /// The public key of an Ed25519 key given as PKCS#8 (PEM `PRIVATE KEY` or DER), read from the secret in place;
+    /// nil for any other key. The decoded DER is the one copy made, wiped before returning.
+    static func ed25519PublicKey(in secret: borrowing SecretBytes, isPEM: Bool) -> Certificate.PublicKey? {
+        secret.withUnsafeBytes { bytes -> Certificate.PublicKey? in
+            guard isPEM else { return ClientCertificateCheck.publicKey(ofPrivateKeyDER: bytes) }
+            guard let body = Self.pemBody(of: bytes, label: "PRIVATE KEY"),
+                var der = Self.base64Decoded(UnsafeRawBufferPointer(rebasing: bytes[body]))
+            else { return nil }
+            defer { Self.wipe(&der) }
+            return der.withUnsafeBytes { ClientCertificateCheck.publicKey(ofPrivateKeyDER: $0) }
+        }
+    }
+
+    /// The range of the text between `-----BEGIN LABEL-----` and `-----END LABEL-----`.
+    static func pemBody(of bytes: UnsafeRawBufferPointer, label: String) -> Range<Int>? {
+        func find(_ text: String, from start: Int) -> Range<Int>? {
+            let needle = Array(text.utf8)
+            guard needle.count <= bytes.count, start <= bytes.count - needle.count else { return nil }
+            for index in start...(bytes.count - needle.count)
+            where bytes[index] == needle[0]
+                && UnsafeRawBufferPointer(rebasing: bytes[index..<(index + needle.count)]).elementsEqual(needle)
+            {
+                return index..<(index + needle.count)
+            }
+            return nil
+        }
+        guard let begin = find("-----BEGIN \(label)-----", from: 0),
+            let end = find("-----END \(label)-----", from: begin.upperBound)
+        else { return nil }
+        return begin.upperBound..<end.lowerBound
+    }
+
+    /// Base64 (line breaks and spaces ignored) decoded into one array, allocated once at its final size so that no
+    /// copy of the secret is left behind by a reallocation; nil for any other character.
+    static func base64Decoded(_ text: UnsafeRawBufferPointer) -> [UInt8]? {
+        var decoded: [UInt8] = []
+        decoded.reserveCapacity(text.count * 3 / 4 + 3)
+        var accumulator: UInt32 = 0
+        var bits = 0
+        for byte in text {
+            let value: UInt8
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"): value = byte - UInt8(ascii: "A")
+            case UInt8(ascii: "a")...UInt8(ascii: "z"): value = byte - UInt8(ascii: "a") + 26
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): value = byte - UInt8(ascii: "0") + 52
+            case UInt8(ascii: "+"): value = 62
+            case UInt8(ascii: "/"): value = 63
+            case UInt8(ascii: "="), UInt8(ascii: "\n"), UInt8(ascii: "\r"), UInt8(ascii: " "), UInt8(ascii: "\t"):
+                continue
+            default:
+                Self.wipe(&decoded)
+                return nil
+            }
+            accumulator = (accumulator << 6) | UInt32(value)
+            bits += 6
+            if bits >= 8 {
+                bits -= 8
+                decoded.append(UInt8(truncatingIfNeeded: accumulator >> UInt32(bits)))
+            }
+        }
+        return decoded
     }
 
     /// Overwrites an array's storage with zeros in place (see ``SecretBytes/init(wiping:)``), and empties it.

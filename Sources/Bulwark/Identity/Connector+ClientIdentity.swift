@@ -22,6 +22,17 @@ extension Connector {
 
         init() {}
 
+        /// Forgets the contexts of identities not in `current`: connections still open keep theirs, and the key
+        /// object is freed (and zeroized by BoringSSL's allocator) when the last of them is gone.
+        func forget(except current: Set<ClientIdentity>) {
+            self.contexts.withLockedValue { contexts in
+                contexts = contexts.filter { current.contains($0.key.identity) }
+            }
+        }
+
+        /// The number of contexts kept.
+        var count: Int { self.contexts.withLockedValue { $0.count } }
+
         func context(for key: Key, make: () throws -> NIOSSLContext) throws -> NIOSSLContext {
             if let context = self.contexts.withLockedValue({ $0[key] }) { return context }
             let context = try make()

@@ -83,6 +83,8 @@ extension SecurityEvent {
         public static let cookies = DetailKey("cookies")
         /// How many pooled connections a sign-out closed (number).
         public static let connectionsClosed = DetailKey("connections_closed")
+        /// How many session-bound client identities a sign-out removed (number).
+        public static let clientIdentities = DetailKey("client_identities")
 
         // Secrets.
 
@@ -104,7 +106,7 @@ extension SecurityEvent {
             .presented, .verified, .cached, .certificate, .serialNumber, .fingerprint, .revocationMethod, .source,
             .fetchedFrom,
             .revocationStatus, .nextUpdate, .revokedAt, .revocationReason, .credentials, .cookies, .connectionsClosed,
-            .bytes, .failures, .dropped,
+            .clientIdentities, .bytes, .failures, .dropped,
             .capacity,
         ]
 

@@ -65,6 +65,9 @@ public struct SecurityEvent: Sendable, CustomStringConvertible {
         /// A server asked for a client certificate and no identity is selected for its host, so none was sent (the
         /// server then decides whether to go on). The host is the TLS server name; nil for an IP-address host.
         public static let clientCertificateWithheld = Kind("client_certificate_withheld")
+        /// The client identity selected for a host pattern was replaced or removed while the client ran (details:
+        /// the pattern, the new certificate's subject and fingerprint, the pooled connections drained).
+        public static let clientIdentityUpdated = Kind("client_identity_updated")
 
         /// Every kind, for monitors that pre-register metrics.
         public static let all: [Kind] = [
@@ -72,7 +75,7 @@ public struct SecurityEvent: Sendable, CustomStringConvertible {
             .redirectFollowed, .redirectRefused, .requestRefusedByAllowlist, .credentialStripped,
             .requestRefusedOutOfScope, .insecureOptionUsed, .signOut, .pinFailureReportDropped,
             .secretMemoryNotLocked, .eventsDropped, .revocationChecked, .revocationUnknown, .certificateRevoked,
-            .clientCertificateSent, .clientCertificateWithheld,
+            .clientCertificateSent, .clientCertificateWithheld, .clientIdentityUpdated,
         ]
 
         public var description: String { self.name }

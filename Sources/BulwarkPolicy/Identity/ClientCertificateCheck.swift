@@ -17,7 +17,7 @@ public enum ClientCertificateCheck {
     /// Checks `leaf` and the public key of its private key (``publicKey(ofPrivateKeyDER:)``) at `now`.
     ///
     /// The checks run in this order, and the first failure is thrown: the key is supported (RSA of 2048 bits or more,
-    /// ECDSA P-256 or P-384), the private key's public key equals the certificate's, the certificate is valid at
+    /// ECDSA P-256 or P-384, Ed25519), the private key's public key equals the certificate's, the certificate is valid at
     /// `now` (its first and last second included, as in RFC 5280), and its extended key usage lists `clientAuth`. A
     /// certificate without an extended key usage extension is refused too: servers that check (most do) refuse it.
     ///
@@ -32,6 +32,14 @@ public enum ClientCertificateCheck {
             throw ClientIdentityError(.unsupportedKey, subject: subject, detail: problem)
         }
         guard let privateKeyPublicKey else {
+            if Curve25519.Signing.PublicKey(leaf.publicKey) != nil {
+                throw ClientIdentityError(
+                    .unsupportedKey,
+                    subject: subject,
+                    detail: "an Ed25519 key is read from an unencrypted PKCS#8 key only (PEM \"PRIVATE KEY\" or DER): "
+                        + "the TLS library cannot hand back a key it decrypted, so it cannot be checked"
+                )
+            }
             throw ClientIdentityError(
                 .keyMismatch,
                 subject: subject,
@@ -89,7 +97,7 @@ public enum ClientCertificateCheck {
     }
 
     /// The public key of a private key in DER (PKCS#8, SEC1 or PKCS#1) of a type Bulwark accepts (ECDSA P-256 or
-    /// P-384, RSA), or nil when the bytes are none of these.
+    /// P-384, RSA, Ed25519 in PKCS#8), or nil when the bytes are none of these.
     ///
     /// `der` is read in place; copies made by the crypto library while parsing are freed by it (BoringSSL zeroizes
     /// what it frees).
@@ -103,12 +111,31 @@ public enum ClientCertificateCheck {
         if let key = try? _RSA.Signing.PrivateKey(unsafeDERRepresentation: der) {
             return Certificate.PublicKey(key.publicKey)
         }
+        if let key = Self.ed25519PrivateKey(pkcs8: der) {
+            return Certificate.PublicKey(key.publicKey)
+        }
         return nil
+    }
+
+    /// The `PrivateKeyInfo` of every Ed25519 key without attributes (RFC 8410 section 7), up to the 32-byte key:
+    /// SEQUENCE { INTEGER 0, SEQUENCE { OID 1.3.101.112 }, OCTET STRING { OCTET STRING (32) } }.
+    private static let ed25519PKCS8Prefix: [UInt8] = [
+        0x30, 0x2E, 0x02, 0x01, 0x00, 0x30, 0x05, 0x06, 0x03, 0x2B, 0x65, 0x70, 0x04, 0x22, 0x04, 0x20,
+    ]
+
+    /// An Ed25519 key from its PKCS#8 DER (the only form RFC 8410 gives it), read in place.
+    static func ed25519PrivateKey(pkcs8 der: UnsafeRawBufferPointer) -> Curve25519.Signing.PrivateKey? {
+        let prefix = Self.ed25519PKCS8Prefix
+        guard der.count == prefix.count + 32, der.prefix(prefix.count).elementsEqual(prefix) else { return nil }
+        return try? Curve25519.Signing.PrivateKey(
+            rawRepresentation: UnsafeRawBufferPointer(rebasing: der[prefix.count...])
+        )
     }
 
     /// Why a client certificate's key is not accepted, or nil.
     static func keyProblem(_ key: Certificate.PublicKey) -> String? {
         if P256.Signing.PublicKey(key) != nil || P384.Signing.PublicKey(key) != nil { return nil }
+        if Curve25519.Signing.PublicKey(key) != nil { return nil }
         if let rsa = _RSA.Signing.PublicKey(key) {
             let bits = rsa.keySizeInBits
             guard bits >= Self.minimumRSAKeySize else {
@@ -116,7 +143,8 @@ public enum ClientCertificateCheck {
             }
             return nil
         }
-        return "\(Self.keyName(key)) key; Bulwark accepts RSA (2048 bits or more), ECDSA P-256 and P-384"
+        return "\(Self.keyName(key)) key; Bulwark accepts RSA (2048 bits or more), ECDSA P-256 and P-384, "
+            + "and Ed25519"
     }
 
     /// The key's type in words ("ECDSA P-256", "RSA 2048-bit").
