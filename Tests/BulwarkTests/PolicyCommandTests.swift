@@ -187,4 +187,73 @@ struct PolicyCommandTests {
         #expect(invalid.status == 2)
         #expect(invalid.stderr.contains("policy line 1, /hosts/x/pins/0: invalid pin"), "\(invalid.stderr)")
     }
+
+    @Test func checkPredictsLockoutsAndExpiringPinSets() async throws {
+        let directory = try Self.directory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let names = ["pass.bulwark.test", "locked.bulwark.test", "expiring.bulwark.test"]
+        var servers: [TestHTTPSServer] = []
+        var chains: [TestChain] = []
+        for name in names {
+            let chain = try TestChain.make(host: name)
+            chains.append(chain)
+            servers.append(try await Harness.server(chain))
+        }
+        defer { for server in servers { Task { try? await server.shutdown() } } }
+        var hosts: [String] = []
+        for (index, name) in names.enumerated() {
+            let chain = chains[index]
+            let file = "root-\(index).pem"
+            try chain.root.certificatePEM.write(to: directory.appending(path: file), atomically: true, encoding: .utf8)
+            let intermediate = Pin.publicKey(of: try #require(chain.intermediate).certificate).description
+            // The locked host's pins name keys its chain does not carry: its certificates were rotated.
+            let pins = index == 1 ? [Self.pinA, Self.pinB] : [intermediate, Self.pinA]
+            let expires = index == 2 ? #", "expires": "\#(Self.day(in: 10))""# : ""
+            hosts.append(
+                #""\#(name)": { "evaluator": "publicKeys", "pins": ["\#(pins[0])", "\#(pins[1])"]\#(expires), "#
+                    + #""roots": { "system": false, "certificates": [{ "file": "\#(file)" }] } }"#
+            )
+        }
+        let policy = directory.appending(path: "policy.json").path
+        let text =
+            #"{"format": "bulwark-policy/1", "hosts": {"# + hosts.joined(separator: ", ")
+            + #", "**.wild.bulwark.test": {"evaluator": "default"}}}"#
+        try text.write(toFile: policy, atomically: true, encoding: .utf8)
+        var arguments = ["policy", "check", policy]
+        for (index, name) in names.enumerated() {
+            arguments += ["--resolve", "\(name):\(servers[index].port):127.0.0.1"]
+        }
+        let result = try await CLI.run(arguments)
+        #expect(result.status == 2, "\(result.stdout)\(result.stderr)")
+        let output = result.stdout
+        let intermediate = Pin.publicKey(of: try #require(chains[0].intermediate).certificate).description
+        #expect(
+            output.contains("pass.bulwark.test:\(servers[0].port)\n  trusted: today's chain satisfies the policy\n")
+        )
+        #expect(output.contains("  pin matched: \(intermediate) ("), "\(output)")
+        #expect(
+            output.contains("locked.bulwark.test:\(servers[1].port)\n  LOCKED OUT: the policy refuses today's chain\n")
+        )
+        #expect(
+            output.contains("expiring.bulwark.test:\(servers[2].port)\n  trusted: today's chain satisfies the policy\n")
+        )
+        #expect(output.contains("  WARNING: the pin set expires on \(Self.day(in: 10)), in 10 days\n"), "\(output)")
+        #expect(
+            output.hasSuffix(
+                "3 hosts checked: 2 trusted, 1 would be locked out or unreachable, 1 with a pin set expiring within "
+                    + "30 days; 1 wildcard pattern not checked\n"
+            ),
+            "\(output)"
+        )
+    }
+
+    /// `YYYY-MM-DD`, `days` days from today (UTC).
+    static func day(in days: Int) -> String {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC")!
+        let start = calendar.startOfDay(for: Date())
+        let date = calendar.date(byAdding: .day, value: days, to: start)!
+        let parts = calendar.dateComponents([.year, .month, .day], from: date)
+        return String(format: "%04d-%02d-%02d", parts.year!, parts.month!, parts.day!)
+    }
 }
