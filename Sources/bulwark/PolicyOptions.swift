@@ -53,7 +53,8 @@ struct PolicyOptions: ParsableArguments {
     )
     var pkcs12File: String?
 
-    /// A client configuration whose policy covers exactly `host`, with revocation checking as `revocation` says.
+    /// The client configuration of `--policy FILE`, or else one whose policy covers exactly `host` (with revocation
+    /// checking as `revocation` says); `--tls13`, `--cert`/`--key`/`--p12` and `--resolve` apply to both.
     func configuration(host: String, revocation: RevocationOption = .off) throws -> BulwarkClient.Configuration {
         var configuration =
             try self.policyFile.map { try self.policyConfiguration($0) }

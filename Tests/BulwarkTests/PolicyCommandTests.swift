@@ -69,6 +69,23 @@ struct PolicyCommandTests {
         #expect(sarif.status == 3)
         let log = try #require(try JSONSerialization.jsonObject(with: Data(sarif.stdout.utf8)) as? [String: Any])
         #expect(log["version"] as? String == "2.1.0")
+        // With the certificates the host serves, pins on two leaf keys are recognized as such.
+        let first = try TestChain.make(host: "a.example.com")
+        let second = try TestChain.make(host: "a.example.com")
+        let chains = directory.appending(path: "chains.pem").path
+        try (first.leaf.certificatePEM + second.leaf.certificatePEM)
+            .write(toFile: chains, atomically: true, encoding: .utf8)
+        let leafPins = [first, second].map { Pin.publicKey(of: $0.leaf.certificate).description }
+        let leaves = directory.appending(path: "leaves.json").path
+        try """
+        {"format": "bulwark-policy/1", "hosts": {"a.example.com": {"evaluator": "publicKeys",
+          "pins": ["\(leafPins[0])", "\(leafPins[1])"], "revocation": {"mode": "soft"}}}}
+        """.write(toFile: leaves, atomically: true, encoding: .utf8)
+        let withoutChains = try await CLI.run(["policy", "lint", leaves])
+        #expect(withoutChains.status == 0, "\(withoutChains.stdout)")
+        let withChains = try await CLI.run(["policy", "lint", leaves, "--certificates", chains])
+        #expect(withChains.status == 1)
+        #expect(withChains.stdout.contains("warning BWP002 leaf-pins-only /hosts/a.example.com/pins"))
         let missing = try await CLI.run(["policy", "lint", directory.appending(path: "absent.json").path])
         #expect(missing.status == 3)
         #expect(missing.stdout.contains("BWP000 invalid-policy"))
@@ -120,6 +137,20 @@ struct PolicyCommandTests {
         for result in [signed, verified, twoNeeded, unknown, rollback] {
             #expect(!result.stdout.contains(secret) && !result.stderr.contains(secret))
         }
+        let huge = directory.appending(path: "huge.bundle").path
+        var padded = try #require(FileManager.default.contents(atPath: bundle))
+        padded.append(Data(repeating: 0x20, count: 10 << 20))
+        try padded.write(to: URL(fileURLWithPath: huge))
+        let tooLarge = try await CLI.run(["policy", "verify", huge, "--trusted-keys", trusted])
+        #expect(tooLarge.stdout == "refused: too_large\n")
+        let invalidPolicy = directory.appending(path: "invalid.json").path
+        try #"{"format":"bulwark-policy/1"}"#.write(toFile: invalidPolicy, atomically: true, encoding: .utf8)
+        let refusedSigning = try await CLI.run([
+            "policy", "sign", "--key", a + ".key", "--version", "8", "--expires", "2099-12-31", invalidPolicy,
+            "-o", directory.appending(path: "never.bundle").path,
+        ])
+        #expect(refusedSigning.status == 3)
+        #expect(refusedSigning.stderr.contains("/hosts"))
         let written = directory.appending(path: "out.json").path
         let extracted = try await CLI.run([
             "policy", "verify", bundle, "--trusted-keys", trusted, "--write-policy", written,
