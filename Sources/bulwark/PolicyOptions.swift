@@ -3,8 +3,20 @@ import Bulwark
 import Foundation
 import X509
 
-/// The options shared by commands that connect: roots, pins, TLS version, address overrides.
+/// The options shared by commands that connect: a policy file or roots and pins, TLS version, address overrides.
 struct PolicyOptions: ParsableArguments {
+    @Option(
+        name: .customLong("policy"),
+        help: ArgumentHelp(
+            "A policy file (format bulwark-policy/1) instead of --ca and --pin.",
+            discussion: "Its hosts, pins, roots, revocation checks, TLS minimum, allowlist, redirect policy and client "
+                + "certificates apply; --revocation is ignored (the policy says which hosts are checked), and "
+                + "--tls13, --resolve and --cert/--key/--p12 still apply.",
+            valueName: "file"
+        )
+    )
+    var policyFile: String?
+
     @Option(name: .customLong("ca"), help: "A PEM or DER file of trust anchors, added to the system roots.")
     var caFiles: [String] = []
 
@@ -41,8 +53,41 @@ struct PolicyOptions: ParsableArguments {
     )
     var pkcs12File: String?
 
-    /// A client configuration whose policy covers exactly `host`, with revocation checking as `revocation` says.
+    /// The client configuration of `--policy FILE`, or else one whose policy covers exactly `host` (with revocation
+    /// checking as `revocation` says); `--tls13`, `--cert`/`--key`/`--p12` and `--resolve` apply to both.
     func configuration(host: String, revocation: RevocationOption = .off) throws -> BulwarkClient.Configuration {
+        var configuration =
+            try self.policyFile.map { try self.policyConfiguration($0) }
+            ?? self.commandLineConfiguration(host: host, revocation: revocation)
+        if self.tls13 { configuration.tls.minimumVersion = .tls13 }
+        if let identity = try self.clientIdentity() {
+            configuration.clientIdentities.set(identity, for: try HostPattern.exact(host))
+        }
+        for entry in self.resolve {
+            let parts = entry.split(separator: ":", maxSplits: 2).map(String.init)
+            guard parts.count == 3, Int(parts[1]) != nil else {
+                throw ValidationError("--resolve takes HOST:PORT:ADDR, got \"\(entry)\"")
+            }
+            _ = try HostName.canonicalize(parts[0])
+            configuration.resolveOverrides[BulwarkClient.Endpoint(host: parts[0], port: Int(parts[1]) ?? 0)] =
+                BulwarkClient.ResolvedAddress(parts[2])
+        }
+        return configuration
+    }
+
+    /// The configuration of `--policy FILE`.
+    private func policyConfiguration(_ path: String) throws -> BulwarkClient.Configuration {
+        if !self.caFiles.isEmpty || !self.pins.isEmpty || self.allowSinglePin {
+            throw ValidationError("--policy replaces --ca, --pin and --allow-single-pin: give the policy file or those")
+        }
+        return try BulwarkClient.Configuration(policyFile: path)
+    }
+
+    /// The configuration of `--ca` and `--pin`: a policy that covers exactly `host`.
+    private func commandLineConfiguration(
+        host: String,
+        revocation: RevocationOption
+    ) throws -> BulwarkClient.Configuration {
         var anchors: [Certificate] = []
         for file in self.caFiles {
             anchors += try CertificateLoader.certificates(atPath: file)
@@ -63,23 +108,9 @@ struct PolicyOptions: ParsableArguments {
             case .soft: evaluator.checkingRevocation(mode: .soft)
             case .hard: evaluator.checkingRevocation(mode: .hard)
             }
-        var configuration = BulwarkClient.Configuration(
+        return BulwarkClient.Configuration(
             trust: ServerTrustManager(patterns: [(try HostPattern.exact(host), checked)])
         )
-        if self.tls13 { configuration.tls.minimumVersion = .tls13 }
-        if let identity = try self.clientIdentity() {
-            configuration.clientIdentities = .init(patterns: [(try HostPattern.exact(host), identity)])
-        }
-        for entry in self.resolve {
-            let parts = entry.split(separator: ":", maxSplits: 2).map(String.init)
-            guard parts.count == 3, Int(parts[1]) != nil else {
-                throw ValidationError("--resolve takes HOST:PORT:ADDR, got \"\(entry)\"")
-            }
-            _ = try HostName.canonicalize(parts[0])
-            configuration.resolveOverrides[BulwarkClient.Endpoint(host: parts[0], port: Int(parts[1]) ?? 0)] =
-                BulwarkClient.ResolvedAddress(parts[2])
-        }
-        return configuration
     }
 }
 
@@ -146,7 +177,7 @@ enum RevocationOption: String, ExpressibleByArgument, CaseIterable {
 enum FailureExit {
     static func code(for error: any Error) -> Int32 {
         if error is PinError || error is HostPatternError || error is CertificateLoadingError
-            || error is ClientIdentityError || error is SecretBytesError
+            || error is ClientIdentityError || error is SecretBytesError || error is PolicyFileError
         {
             return 2
         }
