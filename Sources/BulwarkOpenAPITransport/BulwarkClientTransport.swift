@@ -5,7 +5,7 @@ import NIOCore
 import OpenAPIRuntime
 
 /// A `ClientTransport` of swift-openapi-runtime that sends a generated client's requests through a
-/// ``Bulwark/BulwarkClient``: every handshake judged by its trust manager, redirects decided by its policy,
+/// `BulwarkClient`: every handshake judged by its trust manager, redirects decided by its policy,
 /// credentials and cookies attached at send time, every security event reported.
 ///
 /// ```swift
@@ -24,12 +24,12 @@ import OpenAPIRuntime
 /// the socket is read only as fast as the caller reads it.
 ///
 /// Errors: whatever Bulwark refuses or fails reaches the caller as the `ClientError`'s `underlyingError`, a
-/// ``Bulwark/BulwarkError`` (a pin mismatch is ``Bulwark/BulwarkError/Code/trustRefused``, with its
-/// ``Bulwark/BulwarkError/trustRefusal``). An error while the response body is read is a `BulwarkError` too.
+/// `BulwarkError` (a pin mismatch is `BulwarkError.Code.trustRefused`, with its
+/// `BulwarkError.trustRefusal`). An error while the response body is read is a `BulwarkError` too.
 ///
 /// > Warning: `ClientError`'s own description (swift-openapi-runtime's) prints the request's path with its query and
 /// > every request and response header field, `Set-Cookie` included. Credentials and cookies that Bulwark attaches
-/// > (``Bulwark/BulwarkClient/Configuration/credentials``, ``Bulwark/BulwarkClient/Configuration/cookies``) are
+/// > (`BulwarkClient.Configuration.credentials`, `BulwarkClient.Configuration.cookies`) are
 /// > added after the transport and never appear there; headers that a middleware adds do. Log the `underlyingError`,
 /// > whose description Bulwark keeps free of secrets.
 public struct BulwarkClientTransport: ClientTransport {
@@ -50,8 +50,8 @@ public struct BulwarkClientTransport: ClientTransport {
     /// Sends `request` with `body` to `baseURL` joined with the request's path, and returns the response as soon as
     /// its head has arrived, with its body still streaming.
     ///
-    /// - Throws: ``Bulwark/BulwarkError`` for every failure: a URL that `baseURL` and the path do not make
-    ///   (``Bulwark/BulwarkError/Code/invalidURL``), a refused chain, a refused redirect, a timeout, a cancellation.
+    /// - Throws: `BulwarkError` for every failure: a URL that `baseURL` and the path do not make
+    ///   (`BulwarkError.Code.invalidURL`), a refused chain, a refused redirect, a timeout, a cancellation.
     public func send(
         _ request: HTTPRequest,
         body: HTTPBody?,

@@ -1,7 +1,7 @@
 import Bulwark
 import ServiceLifecycle
 
-/// A ``Bulwark/BulwarkClient`` is itself a `Service`, shut down on graceful shutdown with a grace period of 30
+/// A `BulwarkClient` is itself a `Service`, shut down on graceful shutdown with a grace period of 30
 /// seconds for its requests in flight; ``BulwarkClientService`` chooses another.
 extension BulwarkClient: Service {
     /// Runs as ``BulwarkClientService`` with a grace period of 30 seconds.

@@ -2,7 +2,7 @@ import Bulwark
 import NIOCore
 import ServiceLifecycle
 
-/// A ``Bulwark/BulwarkClient`` as a swift-service-lifecycle `Service`, with the grace period of its shutdown.
+/// A `BulwarkClient` as a swift-service-lifecycle `Service`, with the grace period of its shutdown.
 ///
 /// ```swift
 /// let client = BulwarkClient(configuration: configuration)
@@ -15,9 +15,9 @@ import ServiceLifecycle
 /// ```
 ///
 /// Its ``run()`` waits until the group shuts down. On graceful shutdown it calls
-/// ``Bulwark/BulwarkClient/shutdown(gracePeriod:)``: new requests are refused, the requests in flight (response
+/// `BulwarkClient.shutdown(gracePeriod:)`: new requests are refused, the requests in flight (response
 /// bodies included) finish within the grace period, those still running then fail with
-/// ``Bulwark/BulwarkError/Code/clientShutdown``, and the connections close. When the service's task is cancelled
+/// `BulwarkError.Code.clientShutdown`, and the connections close. When the service's task is cancelled
 /// instead, in-flight requests fail at once. A `ServiceGroup` shuts its services down in reverse order, so list the
 /// client before the services that use it: they stop first.
 public struct BulwarkClientService: Service {

@@ -91,6 +91,43 @@ struct BulwarkClientTransportTests {
         try await server.shutdown()
     }
 
+    @Test("a small body that can be iterated again is resent on a 307; a single-pass one is not")
+    func bodyReplayOnRedirect() async throws {
+        let chain = try TestChain.make(host: TransportHarness.host)
+        let server = try await TestHTTPSServer.start(configuration: .init(chain: chain))
+        let bulwark = try TransportHarness.bulwark(port: server.port, chain: chain)
+        let transport = BulwarkClientTransport(client: bulwark)
+        let request = HTTPRequest(
+            method: .post,
+            scheme: nil,
+            authority: nil,
+            path: "/redirect/307?to=/echo",
+            headerFields: [.contentType: "text/plain"]
+        )
+        let baseURL = TransportHarness.serverURL(port: server.port)
+
+        let (followed, followedBody) = try await transport.send(
+            request,
+            body: HTTPBody("payload"),
+            baseURL: baseURL,
+            operationID: "replay"
+        )
+        #expect(followed.status == .ok)
+        #expect(try await String(collecting: try #require(followedBody), upTo: 1024) == "payload")
+
+        let once = HTTPBody(
+            ChunkSource(total: 1000) { _ in },
+            length: .known(1000),
+            iterationBehavior: .single
+        )
+        let (returned, _) = try await transport.send(request, body: once, baseURL: baseURL, operationID: "once")
+        #expect(returned.status.code == 307)
+        #expect(server.requests.map(\.uri) == ["/redirect/307?to=/echo", "/echo", "/redirect/307?to=/echo"])
+        #expect(server.requests.map(\.bodyByteCount) == [7, 7, 1000])
+        await bulwark.shutdown()
+        try await server.shutdown()
+    }
+
     @Test("a server URL with user information fails with invalid_url, naming no secret")
     func invalidURL() async throws {
         let bulwark = BulwarkClient(configuration: .init(trust: ServerTrustManager(patterns: [])))
