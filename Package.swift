@@ -9,6 +9,8 @@ let package = Package(
         .library(name: "BulwarkPolicy", targets: ["BulwarkPolicy"]),
         .library(name: "BulwarkAudit", targets: ["BulwarkAudit"]),
         .library(name: "Bulwark", targets: ["Bulwark"]),
+        .library(name: "BulwarkOpenAPITransport", targets: ["BulwarkOpenAPITransport"]),
+        .library(name: "BulwarkServiceLifecycle", targets: ["BulwarkServiceLifecycle"]),
         .library(name: "BulwarkTestSupport", targets: ["BulwarkTestSupport"]),
         .library(name: "BulwarkLimbo", targets: ["BulwarkLimbo"]),
         .executable(name: "bulwark", targets: ["bulwark"]),
@@ -24,6 +26,13 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
         .package(url: "https://github.com/apple/swift-nio-http2.git", from: "1.46.0"),
         .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.2"),
+        .package(url: "https://github.com/apple/swift-distributed-tracing.git", from: "1.7.3"),
+        .package(url: "https://github.com/apple/swift-openapi-runtime.git", from: "1.13.4"),
+        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        // Test-only: the reference transport that the OpenAPI transport tests compare against.
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        .package(url: "https://github.com/swift-server/swift-openapi-async-http-client.git", from: "1.5.0"),
     ],
     targets: [
         .target(name: "CBulwarkVector"),
@@ -59,6 +68,29 @@ let package = Package(
                 .product(name: "NIOHTTP2", package: "swift-nio-http2"),
                 .product(name: "NIOHPACK", package: "swift-nio-http2"),
                 .product(name: "NIOHTTPCompression", package: "swift-nio-extras"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+            ]
+        ),
+        // The swift-openapi-runtime ClientTransport over BulwarkClient; its own product so that the core library does
+        // not depend on OpenAPI.
+        .target(
+            name: "BulwarkOpenAPITransport",
+            dependencies: [
+                "Bulwark",
+                "BulwarkPolicy",
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
+        ),
+        // BulwarkClient as a swift-service-lifecycle Service; its own product so that the core library does not pull
+        // swift-service-lifecycle and swift-async-algorithms.
+        .target(
+            name: "BulwarkServiceLifecycle",
+            dependencies: [
+                "Bulwark",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
         .target(
@@ -126,6 +158,40 @@ let package = Package(
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+                .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
+            ]
+        ),
+        .testTarget(
+            name: "BulwarkOpenAPITransportTests",
+            dependencies: [
+                "Bulwark",
+                "BulwarkPolicy",
+                "BulwarkOpenAPITransport",
+                "BulwarkTestSupport",
+                "BulwarkTestHelpers",
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "OpenAPIAsyncHTTPClient", package: "swift-openapi-async-http-client"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "X509", package: "swift-certificates"),
+            ],
+            exclude: ["openapi.yaml", "openapi-generator-config.yaml", "Generated/README.md"]
+        ),
+        .testTarget(
+            name: "BulwarkServiceLifecycleTests",
+            dependencies: [
+                "Bulwark",
+                "BulwarkServiceLifecycle",
+                "BulwarkTestSupport",
+                "BulwarkTestHelpers",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
     ]

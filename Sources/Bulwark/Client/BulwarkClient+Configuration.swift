@@ -66,6 +66,10 @@ extension BulwarkClient {
         /// is sent only to hosts whose pattern selects it; to any other server that asks, none is sent. Empty by
         /// default. See ``ClientIdentities``.
         public var clientIdentities: ClientIdentities = ClientIdentities()
+        /// Spans per request and per redirect hop through swift-distributed-tracing. By default the tracer
+        /// bootstrapped in `InstrumentationSystem` when the configuration is made, none if it was not bootstrapped.
+        /// See ``TracingOptions``.
+        public var tracing: TracingOptions = TracingOptions()
 
         /// The secure defaults: TLS 1.2 or newer, HTTP/2 preferred, decompression with a 100× ratio limit.
         public init(trust: ServerTrustManager) {

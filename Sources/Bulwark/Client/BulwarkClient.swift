@@ -46,6 +46,10 @@ public final class BulwarkClient: Sendable {
     private let executor: Result<RequestExecutor, BulwarkError>
     private let reporter: PinFailureReporter?
     private let backgroundActivityLogger: Logger
+    /// The requests not finished yet, for ``shutdown(gracePeriod:)``.
+    let inFlight = InFlightRequests()
+    /// Whether this is ``shared``, which is never shut down.
+    let isShared: Bool
 
     /// Creates a client on `eventLoopGroup` (NIO's shared singleton group by default).
     ///
@@ -55,11 +59,26 @@ public final class BulwarkClient: Sendable {
     /// - Parameter backgroundActivityLogger: Where the client logs what no request asked for, and each request's
     ///   debug and trace messages unless ``execute(_:deadline:logger:)`` is given another logger. Nothing is logged
     ///   by default.
-    public init(
+    public convenience init(
         configuration: Configuration,
         eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
         backgroundActivityLogger: Logger = BulwarkClient.disabledLogger
     ) {
+        self.init(
+            configuration: configuration,
+            eventLoopGroup: eventLoopGroup,
+            backgroundActivityLogger: backgroundActivityLogger,
+            isShared: false
+        )
+    }
+
+    init(
+        configuration: Configuration,
+        eventLoopGroup: any EventLoopGroup,
+        backgroundActivityLogger: Logger,
+        isShared: Bool
+    ) {
+        self.isShared = isShared
         let identities = ClientIdentityStore(configuration.clientIdentities)
         self.identities = identities
         var configuration = configuration
@@ -86,7 +105,13 @@ public final class BulwarkClient: Sendable {
             self.reporter = reporter
             self.connector = connector
             self.executor = .success(
-                RequestExecutor(configuration: configuration, connector: connector, pool: pool, identities: identities)
+                RequestExecutor(
+                    configuration: configuration,
+                    connector: connector,
+                    pool: pool,
+                    identities: identities,
+                    inFlight: self.inFlight
+                )
             )
         } catch {
             self.reporter = nil
@@ -129,6 +154,8 @@ public final class BulwarkClient: Sendable {
         logger: Logger? = nil
     ) async throws -> BulwarkResponse {
         let executor = try self.executor.get()
+        try self.inFlight.enter()
+        defer { self.inFlight.leave() }
         return try await executor.execute(
             request,
             deadline: deadline,
@@ -146,8 +173,9 @@ public final class BulwarkClient: Sendable {
     }
 
     /// Closes pooled connections, after the pin-failure reports on their way are sent or abandoned; later requests
-    /// fail with ``BulwarkError/Code/clientShutdown``.
+    /// fail with ``BulwarkError/Code/clientShutdown``. Does nothing for ``shared``, which lives as long as the process.
     public func shutdown() async {
+        guard !self.isShared else { return }
         await self.reporter?.shutdown()
         await self.pool.shutdown()
     }

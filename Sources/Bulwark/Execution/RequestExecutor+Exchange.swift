@@ -3,6 +3,7 @@ import Foundation
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
+import NIOSSL
 
 extension RequestExecutor {
     /// One request and its response, without following redirects, on a pooled connection or a new one: a request
@@ -14,7 +15,8 @@ extension RequestExecutor {
         _ request: BulwarkRequest,
         target: RequestTarget,
         deadline: NIODeadline?,
-        credentialEpoch: Int?
+        credentialEpoch: Int?,
+        hop: HopTrace? = nil
     ) async throws -> BulwarkResponse {
         var retried = false
         while true {
@@ -40,6 +42,8 @@ extension RequestExecutor {
                 break
             }
             let written = NIOLockedValueBox(false)
+            // The exchange is in flight until it completes (on success, when its response body has ended).
+            let registration = InFlightRequests.Registration()
             do {
                 return try await self.send(
                     request,
@@ -48,14 +52,20 @@ extension RequestExecutor {
                     key: key,
                     deadline: deadline,
                     credentialEpoch: credentialEpoch,
-                    written: written
+                    written: written,
+                    registration: registration,
+                    hop: hop
                 )
             } catch let error as BulwarkError
                 where error.code == .remoteConnectionClosed && !retried && acquired.isReused
                 && self.mayRetry(request, written: written.withLockedValue { $0 })
             {
                 // The server closed a keep-alive connection as the request went out: one fresh attempt.
+                registration.end()
                 retried = true
+            } catch {
+                registration.end()
+                throw error
             }
         }
     }
@@ -106,7 +116,9 @@ extension RequestExecutor {
         key: ConnectionPool.Key,
         deadline: NIODeadline?,
         credentialEpoch: Int?,
-        written: NIOLockedValueBox<Bool>
+        written: NIOLockedValueBox<Bool>,
+        registration: InFlightRequests.Registration,
+        hop: HopTrace?
     ) async throws -> BulwarkResponse {
         let head = self.makeHead(request, target: target)
         let bodyBuffer: ByteBuffer?
@@ -136,6 +148,10 @@ extension RequestExecutor {
                 return lease.connection.channel.eventLoop.makeFailedFuture(error)
             }
             if let credentialEpoch { lease.connection.markCarriedCredentials(epoch: credentialEpoch) }
+            if let hop, target.isTLS {
+                // On the connection's event loop, where its TLS handler may be asked.
+                hop.connected(tlsVersion: Self.tlsVersion(of: lease.connection.channel))
+            }
             let begin: BeginExchange = { handler, onComplete in
                 let promise = handler.eventLoop.makePromise(of: (HTTPResponseHead, ResponseBodyProducer).self)
                 let exchange = Exchange(
@@ -158,14 +174,18 @@ extension RequestExecutor {
             switch lease.connection {
             case .http1(let connection):
                 let response = begin(connection.handler) { reusable in
+                    registration.end()
                     pool.release(connection, key: key, reusable: reusable)
                 }
                 let started = Started(lease: lease, handler: connection.handler, head: response, version: "http/1.1")
                 return connection.channel.eventLoop.makeSucceededFuture(started)
             case .http2(let connection):
                 return connection.openStream(sensitiveHeaderNames: sensitiveHeaderNames).map { stream, handler in
-                    let response = begin(handler) { _ in stream.close(promise: nil) }
-                        .flatMapErrorThrowing { throw connection.replacingWithRejection($0) }
+                    let response = begin(handler) { _ in
+                        registration.end()
+                        stream.close(promise: nil)
+                    }
+                    .flatMapErrorThrowing { throw connection.replacingWithRejection($0) }
                     return Started(lease: lease, handler: handler, head: response, version: "h2")
                 }
             }
@@ -199,6 +219,11 @@ extension RequestExecutor {
             }
         }
         started.whenComplete { _ in deadlineTimer?.cancel() }
+        // A graceful shutdown past its grace period fails the exchange as cancellation does.
+        registration.start(in: self.inFlight) { error in
+            abandon(error)
+            started.whenSuccess { $0.handler.value.fail(error) }
+        }
         return try await withTaskCancellationHandler {
             let exchange: Started
             let responseHead: HTTPResponseHead
@@ -283,6 +308,17 @@ extension RequestExecutor {
         let promise = handler.eventLoop.makePromise(of: Void.self)
         handler.eventLoop.execute { handler.value.endBody(promise: promise) }
         try await promise.futureResult.get()
+    }
+
+    /// The TLS version a connection negotiated, as tracing attributes name it (`1.2`, `1.3`); on its event loop.
+    private static func tlsVersion(of channel: any Channel) -> String? {
+        switch try? channel.pipeline.syncOperations.nioSSL_tlsVersion() {
+        case .tlsv13: return "1.3"
+        case .tlsv12: return "1.2"
+        case .tlsv11: return "1.1"
+        case .tlsv1: return "1.0"
+        case nil: return nil
+        }
     }
 
     private func makeHead(_ request: BulwarkRequest, target: RequestTarget) -> HTTPRequestHead {

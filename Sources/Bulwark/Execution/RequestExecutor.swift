@@ -18,22 +18,47 @@ struct RequestExecutor: Sendable {
     let attacher: CredentialAttacher
     /// The client identities offered now (they change with ``BulwarkClient/updateClientIdentity(_:for:sessionBound:)``).
     let identities: ClientIdentityStore
+    /// The client's requests in flight: each exchange registers there until it completes, so that a graceful
+    /// shutdown can wait for it and, past its grace period, fail it.
+    let inFlight: InFlightRequests
 
     init(
         configuration: BulwarkClient.Configuration,
         connector: Connector,
         pool: ConnectionPool,
-        identities: ClientIdentityStore
+        identities: ClientIdentityStore,
+        inFlight: InFlightRequests = InFlightRequests()
     ) {
         self.configuration = configuration
         self.connector = connector
         self.pool = pool
+        self.inFlight = inFlight
         self.attacher = CredentialAttacher(configuration: configuration)
         self.identities = identities
     }
 
-    /// A request's response, after the redirects the policy follows.
+    /// A request's response, after the redirects the policy follows; traced when the client has a tracer.
     func execute(_ request: BulwarkRequest, deadline: NIODeadline?, logger: Logger) async throws -> BulwarkResponse {
+        guard let tracer = self.configuration.tracing.tracer else {
+            return try await self.run(request, deadline: deadline, logger: logger, trace: nil)
+        }
+        let trace = RequestTrace(tracer: tracer, request: request)
+        do {
+            let response = try await self.run(request, deadline: deadline, logger: logger, trace: trace)
+            trace.finish(response)
+            return response
+        } catch {
+            trace.fail(error)
+            throw error
+        }
+    }
+
+    private func run(
+        _ request: BulwarkRequest,
+        deadline: NIODeadline?,
+        logger: Logger,
+        trace: RequestTrace?
+    ) async throws -> BulwarkResponse {
         let requestID = Self.nextRequestID()
         var logger = logger
         if logger.logLevel <= .debug {
@@ -45,21 +70,35 @@ struct RequestExecutor: Sendable {
         let cookieEpoch = self.configuration.cookies?.epoch
         var state = RedirectState(request: request, policy: self.configuration.redirects, requestID: requestID)
         while true {
-            let (sent, credentials) = try await self.send(
-                state.request,
-                among: state.allowedEntries,
-                deadline: deadline,
-                requestID: requestID,
-                cookieEpoch: cookieEpoch,
-                logger: logger
-            )
+            let hop = trace?.startHop(state.request, number: state.history.count)
+            let (sent, credentials): (BulwarkResponse, HopCredentials)
+            do {
+                (sent, credentials) = try await self.send(
+                    state.request,
+                    among: state.allowedEntries,
+                    deadline: deadline,
+                    requestID: requestID,
+                    cookieEpoch: cookieEpoch,
+                    logger: logger,
+                    hop: hop
+                )
+            } catch {
+                hop?.fail(error)
+                throw error
+            }
             self.record(state.hopSent(credentials))
             var response = sent
+            let decided = state.history.count
             let (next, events) = state.next(
                 status: Int(response.status.code),
                 locations: response.headers["location"]
             )
             self.record(events)
+            if let hop {
+                hop.responded(response)
+                if state.history.count > decided, let record = state.history.last { hop.decided(record) }
+                hop.end()
+            }
             switch next {
             case .finish, .returnRedirect:
                 response.redirects = state.history
@@ -101,7 +140,8 @@ struct RequestExecutor: Sendable {
         deadline: NIODeadline?,
         requestID: UInt64,
         cookieEpoch: UInt64?,
-        logger: Logger
+        logger: Logger,
+        hop: HopTrace?
     ) async throws -> (BulwarkResponse, HopCredentials) {
         let target = try self.admit(request, requestID: requestID)
         var retried = false
@@ -115,6 +155,7 @@ struct RequestExecutor: Sendable {
                 host: target.host,
                 requestID: requestID
             )
+            hop?.inject(into: &outgoing.headers)
             logger.trace(
                 "sending",
                 metadata: ["bulwark.host": "\(target.host)", "bulwark.store_credentials": "\(credentials.headerNames)"]
@@ -123,7 +164,8 @@ struct RequestExecutor: Sendable {
                 outgoing,
                 target: target,
                 deadline: deadline,
-                credentialEpoch: credentials.carriesCredentials ? epoch : nil
+                credentialEpoch: credentials.carriesCredentials ? epoch : nil,
+                hop: hop
             )
             if let jar = self.configuration.cookies, let cookieEpoch {
                 let fields = response.headers["set-cookie"]
