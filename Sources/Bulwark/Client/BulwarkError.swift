@@ -60,8 +60,9 @@ public struct BulwarkError: Error, Hashable, Sendable, CustomStringConvertible, 
         public static let clientShutdown = Code("client_shutdown")
         /// The redirect policy refused a redirect; see ``BulwarkError/redirectRefusal`` and ``BulwarkError/redirects``.
         public static let redirectRefused = Code("redirect_refused")
-        /// The client's ``CredentialStore`` refuses requests outside every credential scope
-        /// (``CredentialStore/OutOfScopeRequests/refuse``), and this one was; nothing was resolved or connected.
+        /// The client's ``/BulwarkPolicy/CredentialStore`` refuses requests outside every credential scope
+        /// (``/BulwarkPolicy/CredentialStore/OutOfScopeRequests/refuse``), and this one was; nothing was resolved or
+        /// connected.
         public static let outOfCredentialScope = Code("out_of_credential_scope")
         /// A credential refresh provider failed for a request in its scope; nothing was sent.
         public static let credentialRefreshFailed = Code("credential_refresh_failed")

@@ -7,7 +7,7 @@ import NIOHTTP1
 ///
 /// A response prints (``description``, `String(reflecting:)`, `dump`, `Mirror`) its status, its URL without query,
 /// fragment or user information, and its header fields with credential values such as `Set-Cookie` as `<redacted>`
-/// (see ``HeaderField/redactedNames``).
+/// (see ``/BulwarkPolicy/HeaderField/redactedNames``).
 public struct BulwarkResponse: Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     /// The URL that produced this response: after redirects, the last one.
     public var url: URL
@@ -21,8 +21,8 @@ public struct BulwarkResponse: Sendable, CustomStringConvertible, CustomDebugStr
     public var body: Body
     /// The redirects that led here, oldest first: the URL that answered with a redirect, its status and the
     /// policy's decision. Empty when the first response was final. When the policy refused a hop and returned the
-    /// redirect response (``RedirectPolicy/RefusalAction/returnRedirectResponse``, or a 307/308 whose streamed body
-    /// cannot be resent), the refusal is the last entry and this response is that redirect.
+    /// redirect response (``/BulwarkPolicy/RedirectPolicy/RefusalAction/returnRedirectResponse``, or a 307/308 whose
+    /// streamed body cannot be resent), the refusal is the last entry and this response is that redirect.
     public var redirects: [RedirectRecord] = []
 
     /// `200 OK h2 https://api.example.com/login [Content-Type: text/plain, Set-Cookie: <redacted>]`, then the number

@@ -2,8 +2,9 @@ import BulwarkPolicy
 import Logging
 
 /// Writes every security event to a swift-log `Logger` with structured metadata: `bulwark.event`, `bulwark.host`,
-/// `bulwark.reason`, `bulwark.request_id` and each detail as `bulwark.detail.CODE` (its ``SecurityEvent/DetailKey/code``)
-/// with the detail's stable text form (``SecurityEvent/DetailValue/description``).
+/// `bulwark.reason`, `bulwark.request_id` and each detail as `bulwark.detail.CODE` (its
+/// ``/BulwarkPolicy/SecurityEvent/DetailKey/code``) with the detail's stable text form
+/// (``/BulwarkPolicy/SecurityEvent/DetailValue/description``).
 ///
 /// Refusals and insecure options log at `warning`, everything else at `info`; raise the logger's level to hide
 /// the routine ones.

@@ -5,9 +5,9 @@ import X509
 /// swift-certificates' `Verifier` and its `OCSPVerifierPolicy`: the same plain-`http://` fetch, timeout, size cap and
 /// same-origin redirects as ``HTTPRevocationFetcher``, GET when the request fits in 255 bytes, POST otherwise.
 ///
-/// Bulwark's own ``RevocationTrustEvaluator`` does not use `OCSPVerifierPolicy` (it verifies responses itself, to
-/// report each certificate's status and to cache answers); this type serves users of swift-certificates directly,
-/// and lets the tests compare both verifiers on the same responder.
+/// Bulwark's own ``/BulwarkPolicy/RevocationTrustEvaluator`` does not use `OCSPVerifierPolicy` (it verifies responses
+/// itself, to report each certificate's status and to cache answers); this type serves users of swift-certificates
+/// directly, and lets the tests compare both verifiers on the same responder.
 public struct BulwarkOCSPRequester: OCSPRequester {
     /// The transport.
     public var fetcher: HTTPRevocationFetcher

@@ -10,8 +10,8 @@ import NIOPosix
 /// certificate's issuer (or its delegated responder) and verified before they are used, so the transport adds
 /// nothing, and fetching them over TLS would need a revocation check of its own. What a fetch may cost is bounded:
 /// - one ``timeout`` covers connecting, sending and reading the whole response (3 s by default);
-/// - the body is capped (``RevocationFetchRequest/maximumResponseSize``); a larger one is abandoned as soon as it
-///   is seen, from `Content-Length` or while reading;
+/// - the body is capped (``/BulwarkPolicy/RevocationFetchRequest/maximumResponseSize``); a larger one is abandoned as
+///   soon as it is seen, from `Content-Length` or while reading;
 /// - redirects are followed only within the same origin (scheme, host, port), at most ``maximumRedirects`` times;
 /// - nothing is sent but the request: no cookies, no credentials, no `User-Agent` beyond `Bulwark`.
 ///

@@ -2,7 +2,7 @@ import BulwarkPolicy
 
 extension ServerTrustEvaluating where Self == RevocationTrustEvaluator {
     /// `base` must trust the chain, and no certificate of the verified path may be revoked; see
-    /// ``RevocationTrustEvaluator``. Composes with every evaluator: `.revocation(.default())`,
+    /// ``/BulwarkPolicy/RevocationTrustEvaluator``. Composes with every evaluator: `.revocation(.default())`,
     /// `.revocation(.publicKeys(pins), mode: .soft)`.
     ///
     /// - Parameters:
@@ -36,7 +36,7 @@ extension ServerTrustEvaluating where Self == RevocationTrustEvaluator {
 
 extension ServerTrustEvaluating {
     /// This evaluator, followed by a revocation check of the chains it trusts: the same as
-    /// ``ServerTrustEvaluating/revocation(_:method:mode:store:networkAccessDisabled:fetcher:)`` with `self` as base.
+    /// ``revocation(_:method:mode:store:networkAccessDisabled:fetcher:)`` with `self` as base.
     public func checkingRevocation(
         method: RevocationTrustEvaluator.Method = .any,
         mode: RevocationTrustEvaluator.Mode = .hard,

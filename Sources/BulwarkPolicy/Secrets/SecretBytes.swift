@@ -23,7 +23,7 @@ import Darwin
 /// - **Zeroized on release.** When the value is destroyed, the buffer is overwritten with zeros by `explicit_bzero`
 ///   (glibc, musl) or `memset_s` (Darwin) — functions the optimizer may not remove, unlike a plain store to memory
 ///   that is freed right after — and only then unlocked and freed.
-/// - **Constant-time comparison.** ``isEqual(to:)`` looks at every byte whatever the first
+/// - **Constant-time comparison.** ``isEqual(to:)-(SecretBytes)`` looks at every byte whatever the first
 ///   difference; only the lengths may leak through timing.
 /// - **Redacted.** ``description``, ``debugDescription`` and string interpolation (`"\(secret)"`) give
 ///   `<redacted>`.
