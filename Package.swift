@@ -131,5 +131,23 @@ let package = Package(
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]
         ),
+        // Every Swift code block of README.md and of the documentation catalogs, compiled (and run where a local
+        // server can answer it), and the test that keeps those blocks equal to these samples.
+        .testTarget(
+            name: "DocumentationSamplesTests",
+            dependencies: [
+                "Bulwark",
+                "BulwarkAudit",
+                "BulwarkPolicy",
+                "BulwarkTestSupport",
+                "BulwarkTestHelpers",
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            // A manifest the articles show; ManifestSampleTests has SwiftPM load it.
+            exclude: ["Manifests"]
+        ),
     ]
 )
