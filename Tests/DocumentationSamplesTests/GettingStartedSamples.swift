@@ -65,7 +65,7 @@ enum GettingStartedSamples {
                 print("request failed:", error.shortDescription)  // a bounded label, fit for metrics
             }
         } catch {
-            print("unexpected:", error)  // the body's sequence throws BulwarkError only; this is for the compiler
+            print("request failed:", error)  // an error of your own code, or of a custom body stream
         }
         // docs:end
     }
