@@ -71,6 +71,7 @@ public struct BulwarkError: Error, Hashable, Sendable, CustomStringConvertible, 
         /// is resolved or connected.
         public static let invalidConfiguration = Code("invalid_configuration")
 
+        /// The code's label, such as `trust_refused`: bounded and stable, fit for metrics and logs.
         public var description: String { self.name }
     }
 
@@ -162,6 +163,8 @@ public struct BulwarkError: Error, Hashable, Sendable, CustomStringConvertible, 
     /// A bounded, value-free label (`trust_refused`, `read_timeout`, …) for metrics.
     public var shortDescription: String { self.code.description }
 
+    /// The code, the host and what went wrong, in words a person can act on: no query string, user information,
+    /// header value, Swift type name, source path or library error number.
     public var description: String {
         var text = "\(self.code)"
         if let host { text += " (\(host))" }

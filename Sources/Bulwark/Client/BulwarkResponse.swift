@@ -11,7 +11,9 @@ import NIOHTTP1
 public struct BulwarkResponse: Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     /// The URL that produced this response: after redirects, the last one.
     public var url: URL
+    /// The response status.
     public var status: HTTPResponseStatus
+    /// The response's header fields, as the server sent them.
     public var headers: HTTPHeaders
     /// The version of HTTP the response arrived over: ``HTTPVersion/http1_1`` or ``HTTPVersion/http2``.
     public var httpVersion: HTTPVersion
@@ -59,14 +61,20 @@ public struct BulwarkResponse: Sendable, CustomStringConvertible, CustomDebugStr
     /// The response body as an async sequence of buffers, backpressured: while you do not read, the socket is not
     /// read either.
     public struct Body: AsyncSequence, Sendable {
+        /// Each element is a chunk of the body as it arrived.
         public typealias Element = ByteBuffer
         let producer: ResponseBodyProducer?
         let host: String
 
+        /// Reads the body's chunks in order; each `next()` lets the connection read more.
         public struct AsyncIterator: AsyncIteratorProtocol {
             var base: ResponseBodyProducer.AsyncIterator?
             let host: String
 
+            /// The next chunk of the body, or nil at its end.
+            ///
+            /// - Throws: ``BulwarkError`` when the body cannot be read to its end (``BulwarkError/Code/cancelled`` when
+            ///   the task is cancelled).
             public mutating func next() async throws -> ByteBuffer? {
                 guard var base = self.base else { return nil }
                 do {
@@ -81,6 +89,7 @@ public struct BulwarkResponse: Sendable, CustomStringConvertible, CustomDebugStr
             }
         }
 
+        /// An iterator over the body. Iterate the body once: its chunks are not kept.
         public func makeAsyncIterator() -> AsyncIterator {
             AsyncIterator(base: self.producer?.makeAsyncIterator(), host: self.host)
         }

@@ -9,12 +9,15 @@ import Logging
 /// Refusals and insecure options log at `warning`, everything else at `info`; raise the logger's level to hide
 /// the routine ones.
 public struct LoggingEventMonitor: EventMonitor {
+    /// The logger events are written to.
     public let logger: Logger
 
+    /// A monitor that writes to `logger` (by default one labelled `bulwark.security`).
     public init(logger: Logger = Logger(label: "bulwark.security")) {
         self.logger = logger
     }
 
+    /// Logs `event` with its metadata: refusals and insecure options at `warning`, everything else at `info`.
     public func record(_ event: SecurityEvent) {
         var metadata: Logger.Metadata = ["bulwark.event": .string(event.kind.name)]
         if let host = event.host { metadata["bulwark.host"] = .string(host) }

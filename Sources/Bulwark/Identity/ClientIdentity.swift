@@ -305,6 +305,7 @@ public struct ClientIdentity: Sendable, Hashable, CustomStringConvertible, Custo
         lhs.material === rhs.material
     }
 
+    /// Hashes the identity of the loaded key object, consistently with `==`.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(ObjectIdentifier(self.material))
     }

@@ -17,11 +17,14 @@ public struct BulwarkOCSPRequester: OCSPRequester {
     /// > Warning: `false` lets a blocked or unreachable responder turn every check into a pass.
     public var failuresAreTerminal: Bool
 
+    /// A requester over `fetcher` whose failed queries fail verification unless `failuresAreTerminal` is false.
     public init(fetcher: HTTPRevocationFetcher = .shared, failuresAreTerminal: Bool = true) {
         self.fetcher = fetcher
         self.failuresAreTerminal = failuresAreTerminal
     }
 
+    /// Sends the DER OCSP `request` to the responder at `uri` (GET when it fits in 255 bytes, POST otherwise) and
+    /// returns the response bytes, or a terminal or non-terminal error as ``failuresAreTerminal`` says.
     public func query(request: [UInt8], uri: String) async -> OCSPRequesterQueryResult {
         let maximum = RevocationTrustEvaluator.maximumOCSPResponseSize
         let fetch =

@@ -27,6 +27,8 @@ public struct HTTPRevocationFetcher: RevocationFetching {
     public var maximumRedirects: Int
     private let group: any EventLoopGroup
 
+    /// A fetcher with a time limit per fetch, a number of same-origin redirects it follows, and the event loops it
+    /// runs on.
     public init(
         timeout: TimeAmount = .seconds(3),
         maximumRedirects: Int = 3,
@@ -37,6 +39,9 @@ public struct HTTPRevocationFetcher: RevocationFetching {
         self.group = eventLoopGroup
     }
 
+    /// Fetches a CRL or an OCSP response over plain `http://`, within ``timeout`` and the request's size limit.
+    ///
+    /// - Throws: ``/BulwarkPolicy/RevocationFetchError`` naming the URL and what failed.
     public func fetch(_ request: RevocationFetchRequest) async throws(RevocationFetchError) -> [UInt8] {
         var url = try Self.read(request.url, for: request.url)
         var body = request.body

@@ -1,5 +1,6 @@
 import BulwarkPolicy
 
+/// The revocation check as a leading-dot evaluator, over Bulwark's HTTP fetcher: `.revocation(.default())`.
 extension ServerTrustEvaluating where Self == RevocationTrustEvaluator {
     /// `base` must trust the chain, and no certificate of the verified path may be revoked; see
     /// ``/BulwarkPolicy/RevocationTrustEvaluator``. Composes with every evaluator: `.revocation(.default())`,
@@ -34,6 +35,7 @@ extension ServerTrustEvaluating where Self == RevocationTrustEvaluator {
     }
 }
 
+/// A revocation check after any evaluator: `.publicKeys(pins).checkingRevocation(mode: .soft)`.
 extension ServerTrustEvaluating {
     /// This evaluator, followed by a revocation check of the chains it trusts: the same as
     /// ``revocation(_:method:mode:store:networkAccessDisabled:fetcher:)`` with `self` as base.

@@ -19,6 +19,7 @@ import NIOPosix
 public final class TLSStream: Sendable {
     /// The presented and verified chains of the handshake.
     public let serverTrust: ServerTrustInfo
+    /// The canonical host the stream is connected to: the name its certificate was checked for.
     public let host: String
     private let channel: NIOAsyncChannel<ByteBuffer, ByteBuffer>
     private let reader: NIOLockedValueBox<ReaderState>

@@ -11,6 +11,7 @@ import Foundation
 public struct SecurityEvent: Sendable, CustomStringConvertible {
     /// What happened. Compare with the static members.
     public struct Kind: Hashable, Sendable, CustomStringConvertible {
+        /// The stable label: `trust_evaluated`, `pin_failed`, …
         public let name: String
         private init(_ name: String) { self.name = name }
 
@@ -75,10 +76,13 @@ public struct SecurityEvent: Sendable, CustomStringConvertible {
             .clientCertificateSent, .clientCertificateWithheld,
         ]
 
+        /// The ``name``.
         public var description: String { self.name }
     }
 
+    /// What happened.
     public let kind: Kind
+    /// When it happened.
     public let time: Date
     /// The host concerned, when there is one.
     public let host: String?
@@ -94,6 +98,8 @@ public struct SecurityEvent: Sendable, CustomStringConvertible {
     /// URL-valued keys are ``urlDetailKeys``; ``Details/textByCode`` is the stable text form logs write.
     public let details: Details
 
+    /// An event. Its message and details must hold no secret: no credential, header value, query or user
+    /// information.
     public init(
         kind: Kind,
         host: String? = nil,

@@ -458,6 +458,7 @@ private func systemRead(_ descriptor: Int32, _ buffer: UnsafeMutableRawPointer, 
     read(descriptor, buffer, count)
 }
 
+/// String interpolation that keeps a secret's bytes out of every string.
 extension DefaultStringInterpolation {
     /// Interpolates a secret as `<redacted>`: `"token: \(secret)"` never shows its bytes.
     public mutating func appendInterpolation(_ secret: borrowing SecretBytes) {
