@@ -118,17 +118,7 @@ struct DocumentationSyncTests {
         #expect(blocks.count >= 40, "found only \(blocks.count) Swift blocks: is the search broken?")
         for block in blocks {
             guard let region = regions.first(where: { $0.text == block.text }) else {
-                let firstLine = block.text.split(separator: "\n").first.map(String.init) ?? ""
-                let near = regions.filter {
-                    $0.text.split(separator: "\n").first.map(String.init) == firstLine
-                }
-                Issue.record(
-                    """
-                    \(block.file):\(block.line): this Swift block is no sample's region\
-                    \(near.map { " (its first line begins \($0.name), \($0.file):\($0.line))" }.joined()); edit \
-                    the sample in Tests/DocumentationSamplesTests and copy its region here
-                    """
-                )
+                Issue.record(Comment(rawValue: Self.mismatch(block, regions)))
                 continue
             }
             for module in block.imports where !region.imports.contains(module) {
@@ -147,6 +137,22 @@ struct DocumentationSyncTests {
                 "\(region.file):\(region.line): region \(region.name) is in no README or article block"
             )
         }
+    }
+
+    /// Why `block` matches no region: the regions that begin like it, each with the first line that differs.
+    static func mismatch(_ block: Block, _ regions: [Region]) -> String {
+        let lines = block.text.components(separatedBy: "\n")
+        var text = "\(block.file):\(block.line): this Swift block is no sample's region"
+        for region in regions where region.text.components(separatedBy: "\n").first == lines.first {
+            let other = region.text.components(separatedBy: "\n")
+            let common = min(lines.count, other.count)
+            let index = (0..<common).first { lines[$0] != other[$0] } ?? common
+            let shown = index < lines.count ? lines[index] : "(the block ends)"
+            let expected = index < other.count ? other[index] : "(the region ends)"
+            text += "; it begins like \(region.name) (\(region.file):\(region.line)) but its line \(index + 1) is "
+            text += "`\(shown)` where the region has `\(expected)`"
+        }
+        return text + ". Edit the sample in Tests/DocumentationSamplesTests and copy its region here."
     }
 
     // MARK: - Text
