@@ -33,6 +33,9 @@ let package = Package(
         // Test-only: the reference transport that the OpenAPI transport tests compare against.
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         .package(url: "https://github.com/swift-server/swift-openapi-async-http-client.git", from: "1.5.0"),
+        // `swift package generate-documentation` (scripts/test builds the Bulwark and BulwarkPolicy catalogs with
+        // warnings as errors). A command plugin: nothing of it is linked into Bulwark.
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin.git", from: "1.5.0"),
     ],
     targets: [
         .target(name: "CBulwarkVector"),
@@ -193,6 +196,24 @@ let package = Package(
                 .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
             ]
+        ),
+        // Every Swift code block of README.md and of the documentation catalogs, compiled (and run where a local
+        // server can answer it), and the test that keeps those blocks equal to these samples.
+        .testTarget(
+            name: "DocumentationSamplesTests",
+            dependencies: [
+                "Bulwark",
+                "BulwarkAudit",
+                "BulwarkPolicy",
+                "BulwarkTestSupport",
+                "BulwarkTestHelpers",
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            // A manifest the articles show; ManifestSampleTests has SwiftPM load it.
+            exclude: ["Manifests"]
         ),
     ]
 )

@@ -65,9 +65,11 @@ public final class TamperEvidentLog: @unchecked Sendable {
             } ?? []
         }
 
+        /// `<redacted>`: a key never prints.
         public var description: String { "<redacted>" }
     }
 
+    /// The path of the log file.
     public let path: String
     private let key: Key?
     private let checkpoints: CheckpointPolicy

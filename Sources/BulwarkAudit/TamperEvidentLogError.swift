@@ -40,12 +40,15 @@ public struct TamperEvidentLogError: Error, Hashable, Sendable, CustomStringConv
         /// The log was closed; nothing more can be appended through this object.
         public static let closed = Code("closed")
 
+        /// The code's stable label.
         public var description: String { self.name }
     }
 
+    /// What is wrong: compare with the static members of ``Code``.
     public let code: Code
     /// The line of the first broken record, when the problem is in the file.
     public let line: Int?
+    /// What is wrong, in words.
     public let detail: String
 
     init(_ code: Code, line: Int?, detail: String) {
@@ -54,6 +57,7 @@ public struct TamperEvidentLogError: Error, Hashable, Sendable, CustomStringConv
         self.detail = detail
     }
 
+    /// The line number, when there is one, and what is wrong there.
     public var description: String {
         if let line { return "line \(line): \(self.code): \(self.detail)" }
         return "\(self.code): \(self.detail)"

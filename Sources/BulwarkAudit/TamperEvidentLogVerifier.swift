@@ -50,6 +50,8 @@ public enum TamperEvidentLogVerifier {
         /// The log must end with a close checkpoint.
         public var closed: Bool
 
+        /// Expectations of at least `count` entries, of the entry `count` (or some entry) having the hash `head`, and
+        /// of a close checkpoint at the end when `closed` is true.
         public init(count: Int? = nil, head: String? = nil, closed: Bool = false) {
             self.count = count
             self.head = head.map { $0.lowercased() }

@@ -84,10 +84,12 @@ public struct SafeHTML: Hashable, Sendable, CustomStringConvertible, Expressible
 
     /// Builds a ``SafeHTML`` from literal parts (trusted) and interpolated values (encoded for their context).
     public struct StringInterpolation: StringInterpolationProtocol {
+        /// Literal parts are static strings: only text written in the source is trusted as HTML.
         public typealias StringLiteralType = StaticString
 
         fileprivate var html: String
 
+        /// An empty interpolation with room for the literal parts and the values.
         public init(literalCapacity: Int, interpolationCount: Int) {
             self.html = ""
             self.html.reserveCapacity(literalCapacity + interpolationCount * 16)

@@ -46,6 +46,7 @@ public struct SafeURL: Hashable, Sendable, CustomStringConvertible {
             public static let characterReference = Code("characterReference")
             /// The scheme is valid but neither `http` nor `https`.
             public static let disallowedScheme = Code("disallowedScheme")
+            /// The code's stable label.
             public var description: String { self.name }
         }
 

@@ -2,14 +2,21 @@ import Foundation
 
 /// The outcome of one test case, in the x509-limbo harness format.
 public struct LimboResult: Codable, Sendable, Hashable {
+    /// A case's result, as x509-limbo spells it.
     public enum Outcome: String, Codable, Sendable {
+        /// The chain was accepted.
         case success = "SUCCESS"
+        /// The chain was refused.
         case failure = "FAILURE"
+        /// The case was not run (what it tests is not modelled).
         case skipped = "SKIPPED"
     }
 
+    /// The case's identifier in the suite.
     public var id: String
+    /// What Bulwark decided.
     public var actualResult: Outcome
+    /// Why: the refusal's reason or the reason for skipping.
     public var context: String
     /// Not part of the harness output: what the suite expected.
     public var expected: Outcome
@@ -22,6 +29,7 @@ public struct LimboResult: Codable, Sendable, Hashable {
         case context
     }
 
+    /// A result, with what the suite expected and the case's group.
     public init(id: String, actualResult: Outcome, context: String, expected: Outcome, group: String) {
         self.id = id
         self.actualResult = actualResult
@@ -30,6 +38,8 @@ public struct LimboResult: Codable, Sendable, Hashable {
         self.group = group
     }
 
+    /// Reads a result of the harness format; the expectation is unknown (`skipped`) and the group comes from the
+    /// identifier.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         self.id = try container.decode(String.self, forKey: .id)
@@ -49,14 +59,21 @@ public struct LimboResult: Codable, Sendable, Hashable {
 public struct LimboReport: Sendable {
     /// Counts for one group of test cases.
     public struct Tally: Sendable, Hashable {
+        /// Cases whose result was the expected one.
         public var passed = 0
+        /// Cases whose result was not the expected one.
         public var failed = 0
+        /// Cases not run.
         public var skipped = 0
+        /// All cases counted.
         public var total: Int { self.passed + self.failed + self.skipped }
     }
 
+    /// The harness name written to the results file.
     public var harness: String
+    /// Every case's result, in the suite's order.
     public var results: [LimboResult]
+    /// How long the run took.
     public var elapsedSeconds: Double
 
     /// The tally of the cases of `group` (`core`, `bettertls` or nil for all) that expect `expected`

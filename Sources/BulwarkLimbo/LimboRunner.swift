@@ -16,6 +16,7 @@ import X509
 /// servers), checks that need the public suffix list, and the consistency of the subject's common name with the SAN
 /// (Bulwark never reads the common name).
 public enum LimboRunner {
+    /// The harness name in the results file: `bulwark`.
     public static let harnessName = "bulwark"
 
     /// The default location of the suite, relative to the project root.

@@ -7,6 +7,7 @@ public struct SeededGenerator: RandomNumberGenerator, Sendable {
         self.state = seed
     }
 
+    /// The next number of the sequence.
     public mutating func next() -> UInt64 {
         self.state &+= 0x9E37_79B9_7F4A_7C15
         var z = self.state

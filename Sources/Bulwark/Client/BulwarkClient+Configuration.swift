@@ -20,11 +20,11 @@ extension BulwarkClient {
         /// > Warning: Plain HTTP is readable and changeable by anyone on the path. Off by default.
         public var allowsPlainHTTP: Bool = false
         /// Receives every security event: trust decisions, refused redirects, stripped credentials, insecure
-        /// options. Compose several with ``CompositeEventMonitor``.
+        /// options. Compose several with ``/BulwarkPolicy/CompositeEventMonitor``.
         public var eventMonitor: any EventMonitor = CompositeEventMonitor([])
         /// Which redirects are followed, and how requests are rewritten on the way. By default: the starting host
         /// only, https only, at most five hops, no port changes, credentials stripped after any origin change, a
-        /// `redirect_refused` error on refusal. Add hosts with ``RedirectPolicy/allowedHosts``.
+        /// `redirect_refused` error on refusal. Add hosts with ``/BulwarkPolicy/RedirectPolicy/allowedHosts``.
         public var redirects: RedirectPolicy = RedirectPolicy()
         /// The hosts requests may go to. A request (or a redirect hop) to any other host fails with
         /// ``BulwarkError/Code/hostNotAllowed`` before DNS or any connection, and emits a
@@ -32,7 +32,8 @@ extension BulwarkClient {
         public var allowlist: HostAllowlist? = nil
         /// The session's credentials (bearer tokens, basic auth, API-key headers, cookies), each attached at send
         /// time to requests and redirect hops inside its scope only, refreshed by its provider when missing, expiring
-        /// or rejected with a 401 (the request is then retried once). Nil attaches nothing. See ``CredentialStore``.
+        /// or rejected with a 401 (the request is then retried once). Nil attaches nothing. See
+        /// ``/BulwarkPolicy/CredentialStore``.
         public var credentials: CredentialStore? = nil
         /// An RFC 6265 cookie jar: `Set-Cookie` fields of every response (redirects included) are stored, and
         /// matching cookies sent with each request and hop. Nil (the default, as in OkHttp) keeps no cookies.
@@ -59,8 +60,8 @@ extension BulwarkClient {
         public var resolveOverrides: [Endpoint: ResolvedAddress] = [:]
         /// Reuse a *trusted* decision for a new connection to the same host presenting the very same chain, for at
         /// most five minutes and never past the chain's expiry; refusals are never reused, and every handshake still
-        /// emits its trust event (detail `cached`). See ``TrustDecisionCache`` for why this is safe. `nil` evaluates
-        /// every handshake in full.
+        /// emits its trust event (detail `cached`). See ``/BulwarkPolicy/TrustDecisionCache`` for why this is safe.
+        /// `nil` evaluates every handshake in full.
         public var trustDecisionCache: TrustDecisionCache.Options? = TrustDecisionCache.Options()
         /// The client certificates (mutual TLS) offered to servers that ask for one, by host pattern. A certificate
         /// is sent only to hosts whose pattern selects it; to any other server that asks, none is sent. Empty by

@@ -4,7 +4,7 @@ import Logging
 import NIOCore
 import NIOPosix
 
-/// An HTTPS client whose every handshake is judged by a ``ServerTrustManager``.
+/// An HTTPS client whose every handshake is judged by a ``/BulwarkPolicy/ServerTrustManager``.
 ///
 /// ```swift
 /// let client = BulwarkClient(configuration: .init(trust: try ServerTrustManager(evaluators: [
@@ -56,9 +56,13 @@ public final class BulwarkClient: Sendable {
     /// It never fails: an option the client cannot use makes each of its requests fail with
     /// ``BulwarkError/Code/invalidConfiguration``, whose description names the option.
     ///
-    /// - Parameter backgroundActivityLogger: Where the client logs what no request asked for, and each request's
-    ///   debug and trace messages unless ``execute(_:deadline:logger:)`` is given another logger. Nothing is logged
-    ///   by default.
+    /// - Parameters:
+    ///   - configuration: What the client does: its trust policy, TLS options, timeouts, redirects, credentials and
+    ///     event monitor.
+    ///   - eventLoopGroup: The event loops the client's connections run on.
+    ///   - backgroundActivityLogger: Where the client logs what no request asked for, and each request's debug and
+    ///     trace messages unless ``execute(_:deadline:logger:)`` is given another logger. Nothing is logged by
+    ///     default.
     public convenience init(
         configuration: Configuration,
         eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
@@ -133,10 +137,11 @@ public final class BulwarkClient: Sendable {
     /// Sends a request and returns the response as soon as its head arrives.
     ///
     /// Redirects are followed only as ``Configuration/redirects`` allows, each hop decided by
-    /// ``RedirectPolicy/decide(_:)``: the request is rewritten (method, body, stripped credentials), every hop is
-    /// reported to the event monitor, and the response's ``BulwarkResponse/redirects`` lists them.
+    /// ``/BulwarkPolicy/RedirectPolicy/decide(_:)``: the request is rewritten (method, body, stripped credentials),
+    /// every hop is reported to the event monitor, and the response's ``BulwarkResponse/redirects`` lists them.
     ///
     /// - Parameters:
+    ///   - request: The request to send.
     ///   - deadline: When the whole exchange must be over: waiting for a pooled connection, connecting, the TLS
     ///     handshake, every redirect hop and the response body. Passing it fails the request with
     ///     ``BulwarkError/Code/deadlineExceeded``, whichever of these it is in.

@@ -60,8 +60,9 @@ public struct BulwarkError: Error, Hashable, Sendable, CustomStringConvertible, 
         public static let clientShutdown = Code("client_shutdown")
         /// The redirect policy refused a redirect; see ``BulwarkError/redirectRefusal`` and ``BulwarkError/redirects``.
         public static let redirectRefused = Code("redirect_refused")
-        /// The client's ``CredentialStore`` refuses requests outside every credential scope
-        /// (``CredentialStore/OutOfScopeRequests/refuse``), and this one was; nothing was resolved or connected.
+        /// The client's ``/BulwarkPolicy/CredentialStore`` refuses requests outside every credential scope
+        /// (``/BulwarkPolicy/CredentialStore/OutOfScopeRequests/refuse``), and this one was; nothing was resolved or
+        /// connected.
         public static let outOfCredentialScope = Code("out_of_credential_scope")
         /// A credential refresh provider failed for a request in its scope; nothing was sent.
         public static let credentialRefreshFailed = Code("credential_refresh_failed")
@@ -70,6 +71,7 @@ public struct BulwarkError: Error, Hashable, Sendable, CustomStringConvertible, 
         /// is resolved or connected.
         public static let invalidConfiguration = Code("invalid_configuration")
 
+        /// The code's label, such as `trust_refused`: bounded and stable, fit for metrics and logs.
         public var description: String { self.name }
     }
 
@@ -161,6 +163,8 @@ public struct BulwarkError: Error, Hashable, Sendable, CustomStringConvertible, 
     /// A bounded, value-free label (`trust_refused`, `read_timeout`, …) for metrics.
     public var shortDescription: String { self.code.description }
 
+    /// The code, the host and what went wrong, in words a person can act on: no query string, user information,
+    /// header value, Swift type name, source path or library error number.
     public var description: String {
         var text = "\(self.code)"
         if let host { text += " (\(host))" }

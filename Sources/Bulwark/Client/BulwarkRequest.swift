@@ -7,7 +7,7 @@ import NIOHTTP1
 ///
 /// A request prints (``description``, `String(reflecting:)`, `dump`, `Mirror`) its method, its URL without query,
 /// fragment or user information, its header fields with credential values as `<redacted>` (see
-/// ``HeaderField/redactedNames``) and the size of its body, never the body.
+/// ``/BulwarkPolicy/HeaderField/redactedNames``) and the size of its body, never the body.
 public struct BulwarkRequest: Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     /// The request body: bytes in memory, or a producer that writes chunks as they become available. It prints its
     /// size only.

@@ -7,11 +7,13 @@ import NIOHTTP1
 ///
 /// A response prints (``description``, `String(reflecting:)`, `dump`, `Mirror`) its status, its URL without query,
 /// fragment or user information, and its header fields with credential values such as `Set-Cookie` as `<redacted>`
-/// (see ``HeaderField/redactedNames``).
+/// (see ``/BulwarkPolicy/HeaderField/redactedNames``).
 public struct BulwarkResponse: Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     /// The URL that produced this response: after redirects, the last one.
     public var url: URL
+    /// The response status.
     public var status: HTTPResponseStatus
+    /// The response's header fields, as the server sent them.
     public var headers: HTTPHeaders
     /// The version of HTTP the response arrived over: ``HTTPVersion/http1_1`` or ``HTTPVersion/http2``.
     public var httpVersion: HTTPVersion
@@ -21,8 +23,8 @@ public struct BulwarkResponse: Sendable, CustomStringConvertible, CustomDebugStr
     public var body: Body
     /// The redirects that led here, oldest first: the URL that answered with a redirect, its status and the
     /// policy's decision. Empty when the first response was final. When the policy refused a hop and returned the
-    /// redirect response (``RedirectPolicy/RefusalAction/returnRedirectResponse``, or a 307/308 whose streamed body
-    /// cannot be resent), the refusal is the last entry and this response is that redirect.
+    /// redirect response (``/BulwarkPolicy/RedirectPolicy/RefusalAction/returnRedirectResponse``, or a 307/308 whose
+    /// streamed body cannot be resent), the refusal is the last entry and this response is that redirect.
     public var redirects: [RedirectRecord] = []
 
     /// `200 OK h2 https://api.example.com/login [Content-Type: text/plain, Set-Cookie: <redacted>]`, then the number
@@ -59,14 +61,20 @@ public struct BulwarkResponse: Sendable, CustomStringConvertible, CustomDebugStr
     /// The response body as an async sequence of buffers, backpressured: while you do not read, the socket is not
     /// read either.
     public struct Body: AsyncSequence, Sendable {
+        /// Each element is a chunk of the body as it arrived.
         public typealias Element = ByteBuffer
         let producer: ResponseBodyProducer?
         let host: String
 
+        /// Reads the body's chunks in order; each `next()` lets the connection read more.
         public struct AsyncIterator: AsyncIteratorProtocol {
             var base: ResponseBodyProducer.AsyncIterator?
             let host: String
 
+            /// The next chunk of the body, or nil at its end.
+            ///
+            /// - Throws: ``BulwarkError`` when the body cannot be read to its end (``BulwarkError/Code/cancelled`` when
+            ///   the task is cancelled).
             public mutating func next() async throws -> ByteBuffer? {
                 guard var base = self.base else { return nil }
                 do {
@@ -81,6 +89,7 @@ public struct BulwarkResponse: Sendable, CustomStringConvertible, CustomDebugStr
             }
         }
 
+        /// An iterator over the body. Iterate the body once: its chunks are not kept.
         public func makeAsyncIterator() -> AsyncIterator {
             AsyncIterator(base: self.producer?.makeAsyncIterator(), host: self.host)
         }

@@ -10,6 +10,8 @@ public struct ChainDumpMonitor: EventMonitor {
         self.write = write
     }
 
+    /// Writes the presented and verified chains of a `trust_evaluated`, `trust_refused` or `pin_failed` event;
+    /// ignores other events.
     public func record(_ event: SecurityEvent) {
         guard event.kind == .trustEvaluated || event.kind == .trustRefused || event.kind == .pinFailed else { return }
         var lines = ["start dump: \(event.host ?? "?") (\(event.shortDescription))"]

@@ -5,6 +5,7 @@ import NIOConcurrencyHelpers
 /// Counts security events with swift-metrics: one counter `bulwark_security_events_total` with the dimensions
 /// `kind` and `reason` (both bounded labels, never host names or other values).
 public final class MetricsEventMonitor: EventMonitor, Sendable {
+    /// The counter's label: `bulwark_security_events_total`.
     public static let label = "bulwark_security_events_total"
     private let factory: any MetricsFactory
     private let counters = NIOLockedValueBox<[String: Counter]>([:])
@@ -14,6 +15,7 @@ public final class MetricsEventMonitor: EventMonitor, Sendable {
         self.factory = factory
     }
 
+    /// Increments the counter for the event's kind and reason.
     public func record(_ event: SecurityEvent) {
         let reason = event.reason ?? "none"
         let key = event.kind.name + "\u{0}" + reason

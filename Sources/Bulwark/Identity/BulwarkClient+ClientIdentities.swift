@@ -2,7 +2,7 @@ import BulwarkPolicy
 
 extension BulwarkClient {
     /// Which client certificate (``ClientIdentity``) is offered to which hosts, by host pattern: the most specific
-    /// pattern matching a host selects its identity, as for ``ServerTrustManager``.
+    /// pattern matching a host selects its identity, as for ``/BulwarkPolicy/ServerTrustManager``.
     ///
     /// A certificate names who connects: it is offered **only** to hosts whose pattern selects it. A server that asks
     /// for a certificate and whose host selects none receives none (the handshake goes on without one, and the
@@ -34,7 +34,7 @@ extension BulwarkClient {
 
         /// Identities by host pattern text (`example.com`, `*.example.com`, `**.example.com`).
         ///
-        /// - Throws: ``HostPatternError`` for a pattern that is not valid.
+        /// - Throws: ``/BulwarkPolicy/HostPatternError`` for a pattern that is not valid.
         public init(_ identities: [String: ClientIdentity]) throws(HostPatternError) {
             for (text, identity) in identities.sorted(by: { $0.key < $1.key }) {
                 self.set(identity, for: try HostPattern(text))

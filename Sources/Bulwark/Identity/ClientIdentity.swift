@@ -18,13 +18,14 @@ import X509
 /// ```
 ///
 /// Loading checks what would otherwise fail in the middle of a handshake, with the server's vague alert as the only
-/// clue (see ``ClientCertificateCheck``): the key belongs to the leaf certificate, the key is RSA of 2048 bits or
-/// more, ECDSA P-256 or P-384, the certificate is valid now, and its extended key usage includes `clientAuth`.
+/// clue (see ``/BulwarkPolicy/ClientCertificateCheck``): the key belongs to the leaf certificate, the key is RSA of
+/// 2048 bits or more, ECDSA P-256 or P-384, the certificate is valid now, and its extended key usage includes
+/// `clientAuth`.
 ///
 /// The key:
-/// - stays in ``SecretBytes`` (locked, zeroized memory) until it is handed to the TLS library (BoringSSL), which
-///   parses it into its own key object; that object is freed, and zeroized by BoringSSL's allocator, when the last
-///   identity and connection using it are gone;
+/// - stays in ``/BulwarkPolicy/SecretBytes`` (locked, zeroized memory) until it is handed to the TLS library
+///   (BoringSSL), which parses it into its own key object; that object is freed, and zeroized by BoringSSL's allocator,
+///   when the last identity and connection using it are gone;
 /// - every copy Bulwark makes on the way (the bytes the TLS library reads, the DER form the public key is derived
 ///   from) is overwritten with zeros before it is released;
 /// - never appears in ``description``, ``debugDescription``, `dump` or `Mirror`: they show the subject and the
@@ -68,8 +69,9 @@ public struct ClientIdentity: Sendable, Hashable, CustomStringConvertible, Custo
     ///   - certificateChain: The leaf certificate, then the intermediates the server needs to build a path.
     ///   - privateKey: The leaf's private key; consumed, and so zeroized when loading ends.
     ///   - now: The time the certificate's validity is checked at.
-    /// - Throws: ``ClientIdentityError``: the certificate or key cannot be read, the key is encrypted
-    ///   (``ClientIdentityError/Code/passphraseRequired``), or a check of ``ClientCertificateCheck`` fails.
+    /// - Throws: ``/BulwarkPolicy/ClientIdentityError``: the certificate or key cannot be read, the key is encrypted
+    ///   (``/BulwarkPolicy/ClientIdentityError/Code/passphraseRequired``), or a check of
+    /// ``/BulwarkPolicy/ClientCertificateCheck`` fails.
     public static func pem(
         certificateChain: [UInt8],
         privateKey: consuming SecretBytes,
@@ -84,8 +86,8 @@ public struct ClientIdentity: Sendable, Hashable, CustomStringConvertible, Custo
     /// The passphrase is handed to the TLS library from its locked memory, and the library's own copy is wiped by
     /// it once the key is decrypted.
     ///
-    /// - Throws: ``ClientIdentityError``, with ``ClientIdentityError/Code/wrongPassphrase`` when the key cannot be
-    ///   decrypted.
+    /// - Throws: ``/BulwarkPolicy/ClientIdentityError``, with
+    ///   ``/BulwarkPolicy/ClientIdentityError/Code/wrongPassphrase`` when the key cannot be decrypted.
     public static func pem(
         certificateChain: [UInt8],
         privateKey: consuming SecretBytes,
@@ -159,12 +161,13 @@ public struct ClientIdentity: Sendable, Hashable, CustomStringConvertible, Custo
     /// Loads an identity from a PKCS#12 bundle (`.p12`, `.pfx`): the leaf certificate, its key and the CA
     /// certificates the bundle holds (sent as the chain after the leaf), decrypted with `passphrase`.
     ///
-    /// The bundle (which holds the key, encrypted) and the passphrase stay in ``SecretBytes``; the array copy of the
-    /// bundle the TLS library reads is wiped, and the library wipes its copy of the passphrase. The same checks as for
-    /// PEM apply (``ClientCertificateCheck``).
+    /// The bundle (which holds the key, encrypted) and the passphrase stay in ``/BulwarkPolicy/SecretBytes``; the array
+    /// copy of the bundle the TLS library reads is wiped, and the library wipes its copy of the passphrase. The same
+    /// checks as for PEM apply (``/BulwarkPolicy/ClientCertificateCheck``).
     ///
-    /// - Throws: ``ClientIdentityError``: ``ClientIdentityError/Code/wrongPassphrase`` when the bundle cannot be
-    ///   decrypted, ``ClientIdentityError/Code/unreadableKey`` when it is not a PKCS#12 bundle, or a failed check.
+    /// - Throws: ``/BulwarkPolicy/ClientIdentityError``: ``/BulwarkPolicy/ClientIdentityError/Code/wrongPassphrase``
+    ///   when the bundle cannot be decrypted, ``/BulwarkPolicy/ClientIdentityError/Code/unreadableKey`` when it is not
+    /// a PKCS#12 bundle, or a failed check.
     public static func pkcs12(
         _ bundle: consuming SecretBytes,
         passphrase: consuming SecretBytes,
@@ -218,8 +221,8 @@ public struct ClientIdentity: Sendable, Hashable, CustomStringConvertible, Custo
         )
     }
 
-    /// Checks the key against the leaf (``ClientCertificateCheck``) and makes the identity. `known` is the key's
-    /// public half when it was read before the key went to the TLS library (Ed25519).
+    /// Checks the key against the leaf (``/BulwarkPolicy/ClientCertificateCheck``) and makes the identity. `known`
+    /// is the key's public half when it was read before the key went to the TLS library (Ed25519).
     private static func checked(
         certificates: [Certificate],
         chain: [NIOSSLCertificate],
@@ -338,7 +341,8 @@ public struct ClientIdentity: Sendable, Hashable, CustomStringConvertible, Custo
         return decoded
     }
 
-    /// Overwrites an array's storage with zeros in place (see ``SecretBytes/init(wiping:)``), and empties it.
+    /// Overwrites an array's storage with zeros in place (see ``/BulwarkPolicy/SecretBytes/init(wiping:)``), and
+    /// empties it.
     static func wipe(_ bytes: inout [UInt8]) {
         // `init(wiping:)` zeroes the caller's storage; the secret it makes is released, and zeroized, at once.
         _ = SecretBytes(wiping: &bytes)
@@ -366,6 +370,7 @@ public struct ClientIdentity: Sendable, Hashable, CustomStringConvertible, Custo
         lhs.material === rhs.material
     }
 
+    /// Hashes the identity of the loaded key object, consistently with `==`.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(ObjectIdentifier(self.material))
     }

@@ -22,6 +22,8 @@ extension BulwarkClient {
         /// How long one report may take before it is abandoned.
         public var timeout: TimeAmount = .seconds(10)
 
+        /// Reports to `reportURIs`, reaching them under `collectorTrust` (default validation against the system roots
+        /// for any host, unless you give another policy).
         public init(
             reportURIs: [URL],
             collectorTrust: ServerTrustManager = ServerTrustManager(allHostsMustBeEvaluated: false, patterns: [])

@@ -5,9 +5,9 @@ import X509
 /// swift-certificates' `Verifier` and its `OCSPVerifierPolicy`: the same plain-`http://` fetch, timeout, size cap and
 /// same-origin redirects as ``HTTPRevocationFetcher``, GET when the request fits in 255 bytes, POST otherwise.
 ///
-/// Bulwark's own ``RevocationTrustEvaluator`` does not use `OCSPVerifierPolicy` (it verifies responses itself, to
-/// report each certificate's status and to cache answers); this type serves users of swift-certificates directly,
-/// and lets the tests compare both verifiers on the same responder.
+/// Bulwark's own ``/BulwarkPolicy/RevocationTrustEvaluator`` does not use `OCSPVerifierPolicy` (it verifies responses
+/// itself, to report each certificate's status and to cache answers); this type serves users of swift-certificates
+/// directly, and lets the tests compare both verifiers on the same responder.
 public struct BulwarkOCSPRequester: OCSPRequester {
     /// The transport.
     public var fetcher: HTTPRevocationFetcher
@@ -17,11 +17,14 @@ public struct BulwarkOCSPRequester: OCSPRequester {
     /// > Warning: `false` lets a blocked or unreachable responder turn every check into a pass.
     public var failuresAreTerminal: Bool
 
+    /// A requester over `fetcher` whose failed queries fail verification unless `failuresAreTerminal` is false.
     public init(fetcher: HTTPRevocationFetcher = .shared, failuresAreTerminal: Bool = true) {
         self.fetcher = fetcher
         self.failuresAreTerminal = failuresAreTerminal
     }
 
+    /// Sends the DER OCSP `request` to the responder at `uri` (GET when it fits in 255 bytes, POST otherwise) and
+    /// returns the response bytes, or a terminal or non-terminal error as ``failuresAreTerminal`` says.
     public func query(request: [UInt8], uri: String) async -> OCSPRequesterQueryResult {
         let maximum = RevocationTrustEvaluator.maximumOCSPResponseSize
         let fetch =

@@ -10,8 +10,8 @@ import NIOPosix
 /// certificate's issuer (or its delegated responder) and verified before they are used, so the transport adds
 /// nothing, and fetching them over TLS would need a revocation check of its own. What a fetch may cost is bounded:
 /// - one ``timeout`` covers connecting, sending and reading the whole response (3 s by default);
-/// - the body is capped (``RevocationFetchRequest/maximumResponseSize``); a larger one is abandoned as soon as it
-///   is seen, from `Content-Length` or while reading;
+/// - the body is capped (``/BulwarkPolicy/RevocationFetchRequest/maximumResponseSize``); a larger one is abandoned as
+///   soon as it is seen, from `Content-Length` or while reading;
 /// - redirects are followed only within the same origin (scheme, host, port), at most ``maximumRedirects`` times;
 /// - nothing is sent but the request: no cookies, no credentials, no `User-Agent` beyond `Bulwark`.
 ///
@@ -27,6 +27,8 @@ public struct HTTPRevocationFetcher: RevocationFetching {
     public var maximumRedirects: Int
     private let group: any EventLoopGroup
 
+    /// A fetcher with a time limit per fetch, a number of same-origin redirects it follows, and the event loops it
+    /// runs on.
     public init(
         timeout: TimeAmount = .seconds(3),
         maximumRedirects: Int = 3,
@@ -37,6 +39,9 @@ public struct HTTPRevocationFetcher: RevocationFetching {
         self.group = eventLoopGroup
     }
 
+    /// Fetches a CRL or an OCSP response over plain `http://`, within ``timeout`` and the request's size limit.
+    ///
+    /// - Throws: ``/BulwarkPolicy/RevocationFetchError`` naming the URL and what failed.
     public func fetch(_ request: RevocationFetchRequest) async throws(RevocationFetchError) -> [UInt8] {
         var url = try Self.read(request.url, for: request.url)
         var body = request.body

@@ -1,8 +1,9 @@
 import BulwarkPolicy
 
+/// The revocation check as a leading-dot evaluator, over Bulwark's HTTP fetcher: `.revocation(.default())`.
 extension ServerTrustEvaluating where Self == RevocationTrustEvaluator {
     /// `base` must trust the chain, and no certificate of the verified path may be revoked; see
-    /// ``RevocationTrustEvaluator``. Composes with every evaluator: `.revocation(.default())`,
+    /// ``/BulwarkPolicy/RevocationTrustEvaluator``. Composes with every evaluator: `.revocation(.default())`,
     /// `.revocation(.publicKeys(pins), mode: .soft)`.
     ///
     /// - Parameters:
@@ -34,9 +35,10 @@ extension ServerTrustEvaluating where Self == RevocationTrustEvaluator {
     }
 }
 
+/// A revocation check after any evaluator: `.publicKeys(pins).checkingRevocation(mode: .soft)`.
 extension ServerTrustEvaluating {
     /// This evaluator, followed by a revocation check of the chains it trusts: the same as
-    /// ``ServerTrustEvaluating/revocation(_:method:mode:store:networkAccessDisabled:fetcher:)`` with `self` as base.
+    /// ``revocation(_:method:mode:store:networkAccessDisabled:fetcher:)`` with `self` as base.
     public func checkingRevocation(
         method: RevocationTrustEvaluator.Method = .any,
         mode: RevocationTrustEvaluator.Mode = .hard,

@@ -9,7 +9,8 @@ extension TLSStream {
     public struct Configuration: Sendable {
         /// Which chains are trusted for which hosts.
         public var trust: ServerTrustManager
-        /// TLS versions and cipher suites (the ALPN protocols are the `applicationProtocols` of ``TLSStream/connect(host:port:configuration:applicationProtocols:eventLoopGroup:)``).
+        /// TLS versions and cipher suites (the ALPN protocols are the `applicationProtocols` of
+        /// ``TLSStream/connect(host:port:configuration:applicationProtocols:eventLoopGroup:)-(_,_,TLSStream.Configuration,_,_)``).
         public var tls: BulwarkClient.TLSOptions = BulwarkClient.TLSOptions()
         /// Connect, handshake and idle-read limits.
         public var timeouts: BulwarkClient.Timeouts = BulwarkClient.Timeouts()

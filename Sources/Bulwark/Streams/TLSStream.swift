@@ -19,6 +19,7 @@ import NIOPosix
 public final class TLSStream: Sendable {
     /// The presented and verified chains of the handshake.
     public let serverTrust: ServerTrustInfo
+    /// The canonical host the stream is connected to: the name its certificate was checked for.
     public let host: String
     private let channel: NIOAsyncChannel<ByteBuffer, ByteBuffer>
     private let reader: NIOLockedValueBox<ReaderState>
@@ -44,7 +45,12 @@ public final class TLSStream: Sendable {
     /// reaches ``Configuration/eventMonitor``; pin failures are reported as ``Configuration/pinFailureReporting``
     /// says.
     ///
-    /// - Parameter applicationProtocols: ALPN to offer (none by default).
+    /// - Parameters:
+    ///   - host: The server's host name or IP address: the name sent in SNI and checked by the trust policy.
+    ///   - port: The server's TCP port.
+    ///   - configuration: The trust policy, TLS options, timeouts, allowlist and event monitor of the stream.
+    ///   - applicationProtocols: ALPN to offer (none by default).
+    ///   - eventLoopGroup: The event loops the connection runs on.
     /// - Throws: ``BulwarkError``: ``BulwarkError/Code/hostNotAllowed`` when the allowlist refuses the host;
     ///   ``BulwarkError/Code/trustRefused`` with the refusal when the policy refuses the chain; no byte of yours is
     ///   sent in either case.

@@ -3,6 +3,7 @@ import Foundation
 import SwiftASN1
 import X509
 
+/// What Bulwark reads of a certificate besides swift-certificates' own properties.
 extension Certificate {
     /// The DER encoding of the whole certificate, byte for byte as it was parsed.
     public var derBytes: [UInt8] {

@@ -9,7 +9,9 @@ public enum CertificateLoader {
     /// PEM input may hold several `CERTIFICATE` blocks and other blocks (keys, CRLs), which are skipped.
     /// Input without any PEM block is parsed as a single DER certificate.
     ///
-    /// - Parameter source: A label for error messages (usually the file path).
+    /// - Parameters:
+    ///   - bytes: The PEM or DER input.
+    ///   - source: A label for error messages (usually the file path).
     /// - Throws: ``CertificateLoadingError`` naming `source` when nothing valid is found or a block is malformed.
     public static func certificates(
         from bytes: [UInt8],

@@ -57,6 +57,7 @@ public struct CertificateLoadingError: Error, Hashable, Sendable, CustomStringCo
     /// The file could not be read.
     public var isUnreadable: Bool { self.code == .unreadable }
 
+    /// The source and what is wrong with it, in words.
     public var description: String {
         switch self.code {
         case .noCertificates: return "\(self.source): \(self.detail)"
@@ -66,6 +67,7 @@ public struct CertificateLoadingError: Error, Hashable, Sendable, CustomStringCo
         }
     }
 
+    /// The description, then what the parsing library reported, for bug reports.
     public var debugDescription: String {
         guard let underlying else { return self.description }
         return self.description + "\n  underlying error: " + underlying

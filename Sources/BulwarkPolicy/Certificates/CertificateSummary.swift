@@ -10,7 +10,9 @@ public struct CertificateSummary: Sendable, Hashable, CustomStringConvertible {
     public var subject: String
     /// The issuer distinguished name, RFC 4514 text.
     public var issuer: String
+    /// The start of the validity period.
     public var notValidBefore: Date
+    /// The end of the validity period.
     public var notValidAfter: Date
     /// Subject alternative names as `DNS:…`, `IP:…` text.
     public var subjectAlternativeNames: [String]
@@ -19,6 +21,7 @@ public struct CertificateSummary: Sendable, Hashable, CustomStringConvertible {
     /// The SHA-256 of the DER certificate.
     public var certificatePin: Pin
 
+    /// The summary of `certificate`.
     public init(_ certificate: Certificate) {
         self.subject = String(describing: certificate.subject)
         self.issuer = String(describing: certificate.issuer)
@@ -34,5 +37,6 @@ public struct CertificateSummary: Sendable, Hashable, CustomStringConvertible {
         "\(self.publicKeyPin): \(self.subject)"
     }
 
+    /// The ``pinLine``: `sha256/…: subject`.
     public var description: String { self.pinLine }
 }

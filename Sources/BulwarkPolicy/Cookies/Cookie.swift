@@ -8,23 +8,32 @@ public struct Cookie: Sendable, CustomStringConvertible, CustomReflectable {
     /// `SameSite` as the server sent it. Bulwark is not a browser: it has no cross-site requests, so the attribute is
     /// kept for inspection only.
     public enum SameSite: String, Sendable, CaseIterable {
+        /// `SameSite=Strict`.
         case strict = "Strict"
+        /// `SameSite=Lax`.
         case lax = "Lax"
+        /// `SameSite=None`.
         case none = "None"
     }
 
+    /// The cookie's name.
     public let name: String
     /// The canonical host (host-only cookie) or domain the cookie is sent to.
     public let domain: String
     /// Whether the cookie goes to ``domain`` exactly (no `Domain` attribute), rather than to it and its subdomains.
     public let isHostOnly: Bool
+    /// The path the cookie is sent to, and below it: the `Path` attribute, or the default path of the URL that set
+    /// it (RFC 6265 5.1.4).
     public let path: String
     /// Sent over `https` only.
     public let isSecure: Bool
+    /// Whether the server set `HttpOnly`. Bulwark runs no scripts, so it is kept for inspection only.
     public let isHTTPOnly: Bool
+    /// The `SameSite` attribute, if the server set one.
     public let sameSite: SameSite?
     /// When the cookie expires; nil for a session cookie (kept until ``CookieJar/removeAll()``).
     public let expiresAt: Date?
+    /// When the cookie was first stored (kept when a response replaces it).
     public let createdAt: Date
     let value: SecretBox
 

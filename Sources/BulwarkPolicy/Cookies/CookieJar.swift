@@ -42,9 +42,13 @@ public final class CookieJar: @unchecked Sendable, CustomStringConvertible, Cust
 
     /// How many cookies the jar keeps.
     public struct Limits: Sendable, Hashable {
+        /// The most cookies kept for one domain; the least recently used go first.
         public var perDomain: Int
+        /// The most cookies kept in all; the least recently used go first.
         public var total: Int
 
+        /// Limits of `perDomain` cookies per domain (50) and `total` cookies in all (3,000), the
+        /// least RFC 6265 asks a user agent to keep.
         public init(perDomain: Int = 50, total: Int = 3000) {
             self.perDomain = perDomain
             self.total = total
@@ -60,6 +64,7 @@ public final class CookieJar: @unchecked Sendable, CustomStringConvertible, Cust
         /// The field was ignored; `name` is nil when none could be read.
         case ignored(name: String?, reason: IgnoreReason)
 
+        /// `stored NAME`, `deleted NAME` or `ignored NAME: REASON`.
         public var description: String {
             switch self {
             case .stored(let name): return "stored \(name)"
@@ -93,6 +98,7 @@ public final class CookieJar: @unchecked Sendable, CustomStringConvertible, Cust
         /// ``CookieJar/store(setCookieFields:from:epoch:)``.
         case sessionEnded = "session_ended"
 
+        /// The reason's stable label.
         public var description: String { self.rawValue }
     }
 
@@ -113,6 +119,7 @@ public final class CookieJar: @unchecked Sendable, CustomStringConvertible, Cust
     /// The longest a cookie is kept: 400 days (RFC 6265bis).
     public static let maximumLifetime: TimeInterval = 400 * 86_400
 
+    /// How many cookies the jar keeps.
     public let limits: Limits
     private let now: @Sendable () -> Date
     private let lock = NSLock()

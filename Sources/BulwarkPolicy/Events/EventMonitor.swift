@@ -13,8 +13,10 @@ public protocol EventMonitor: Sendable {
 
 /// Sends every event to each of its monitors, in order.
 public struct CompositeEventMonitor: EventMonitor {
+    /// The monitors each event goes to, in order.
     public let monitors: [any EventMonitor]
 
+    /// A monitor that gives each event to every one of `monitors`, in order.
     public init(_ monitors: [any EventMonitor]) {
         self.monitors = monitors
     }
@@ -30,6 +32,7 @@ public struct CompositeEventMonitor: EventMonitor {
 public final class RecordingEventMonitor: EventMonitor {
     private let storage = LockedValue<[SecurityEvent]>([])
 
+    /// An empty recording.
     public init() {}
 
     public func record(_ event: SecurityEvent) {

@@ -87,10 +87,12 @@ extension SecurityEvent {
             return "[" + self.map { "\($0.key.code): \($0.value)" }.joined(separator: ", ") + "]"
         }
 
+        /// Equal when both hold the same keys in the same order with the same values.
         public static func == (lhs: Details, rhs: Details) -> Bool {
             lhs.keysInOrder == rhs.keysInOrder && lhs.valuesByKey == rhs.valuesByKey
         }
 
+        /// Hashes the keys and values in order, consistently with `==`.
         public func hash(into hasher: inout Hasher) {
             for (key, value) in self {
                 hasher.combine(key)

@@ -118,6 +118,7 @@ public struct PathRedactingEventMonitor: EventMonitor {
         self.placeholder = placeholder
     }
 
+    /// Passes `event` to the base monitor with the path of every URL it carries replaced by the placeholder.
     public func record(_ event: SecurityEvent) {
         self.base.record(event.redactingURLPaths(placeholder: self.placeholder))
     }

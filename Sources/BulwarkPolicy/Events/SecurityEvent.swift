@@ -11,6 +11,7 @@ import Foundation
 public struct SecurityEvent: Sendable, CustomStringConvertible {
     /// What happened. Compare with the static members.
     public struct Kind: Hashable, Sendable, CustomStringConvertible {
+        /// The stable label: `trust_evaluated`, `pin_failed`, …
         public let name: String
         private init(_ name: String) { self.name = name }
 
@@ -78,10 +79,13 @@ public struct SecurityEvent: Sendable, CustomStringConvertible {
             .clientCertificateSent, .clientCertificateWithheld, .clientIdentityUpdated,
         ]
 
+        /// The ``name``.
         public var description: String { self.name }
     }
 
+    /// What happened.
     public let kind: Kind
+    /// When it happened.
     public let time: Date
     /// The host concerned, when there is one.
     public let host: String?
@@ -97,6 +101,8 @@ public struct SecurityEvent: Sendable, CustomStringConvertible {
     /// URL-valued keys are ``urlDetailKeys``; ``Details/textByCode`` is the stable text form logs write.
     public let details: Details
 
+    /// An event. Its message and details must hold no secret: no credential, header value, query or user
+    /// information.
     public init(
         kind: Kind,
         host: String? = nil,

@@ -25,6 +25,7 @@ public struct AllowlistRefusal: Hashable, Sendable, CustomStringConvertible {
         public static let invalidHost = Code("invalid_host")
         /// The URL has no host.
         public static let missingHost = Code("missing_host")
+        /// The code's stable label.
         public var description: String { self.label }
     }
 

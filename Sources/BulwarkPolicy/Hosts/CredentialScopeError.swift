@@ -19,6 +19,7 @@ public struct CredentialScopeError: Error, Hashable, Sendable, CustomStringConve
         public static let missingHost = Code("missingHost")
         /// The base URL's host or a host pattern is invalid; see ``CredentialScopeError/hostError``.
         public static let invalidHost = Code("invalidHost")
+        /// The code's stable label.
         public var description: String { self.name }
     }
 

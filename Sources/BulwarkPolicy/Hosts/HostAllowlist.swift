@@ -101,7 +101,7 @@ public struct HostAllowlist: Sendable, CustomStringConvertible {
     /// Whether a request to `url` may be sent.
     ///
     /// The URL must be absolute with a host (a relative URL is judged by its absolute form). Its host is read as
-    /// every other part of Bulwark reads it (see ``Origin``): canonicalized (see ``HostName``) from its
+    /// every other part of Bulwark reads it (see `Origin`): canonicalized (see ``HostName``) from its
     /// percent-encoded form, decoding only escapes of non-ASCII bytes (internationalized names), so `a%2eb.example`
     /// is refused as an invalid host rather than read as `a.b.example`. Any scheme is judged (`wss`, or `tls` for a
     /// raw TLS stream); user information is ignored here, and refused by the client.

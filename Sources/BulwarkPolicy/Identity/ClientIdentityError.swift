@@ -38,6 +38,7 @@ public struct ClientIdentityError: Error, Hashable, Sendable, CustomStringConver
         /// authentication.
         public static let missingClientAuth = Code("missing_client_auth")
 
+        /// The code's stable label.
         public var description: String { self.name }
     }
 
@@ -63,6 +64,7 @@ public struct ClientIdentityError: Error, Hashable, Sendable, CustomStringConver
         lhs.code == rhs.code && lhs.subject == rhs.subject && lhs.detail == rhs.detail
     }
 
+    /// Hashes the code, subject and detail, consistently with `==`.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(self.code)
         hasher.combine(self.subject)

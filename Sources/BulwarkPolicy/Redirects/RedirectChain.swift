@@ -18,6 +18,7 @@ public struct RedirectChain: Hashable, Sendable {
     /// A chain that begins with a request to `url`.
     ///
     /// - Parameters:
+    ///   - url: The URL of the first request.
     ///   - followedCount: redirects already followed before `url` (for a transport that only knows the count).
     ///   - hasChangedOrigin: whether the origin already changed before `url`.
     public init(startingAt url: URL, followedCount: Int = 0, hasChangedOrigin: Bool = false) {

@@ -1,7 +1,7 @@
 import Foundation
 
 /// Decides, hop by hop, whether a redirect is followed and what the next request is. Pure: no I/O, so any transport
-/// can use it (``BulwarkClient`` does for every request).
+/// can use it (Bulwark's `BulwarkClient` does for every request).
 ///
 /// The defaults are strict: only 301, 302, 303, 307 and 308 with a well-formed `Location` are followed; at most five
 /// hops; https only; the target host must be the host the chain started at or match ``allowedHosts``; the effective
@@ -41,7 +41,7 @@ public struct RedirectPolicy: Sendable {
     /// ``RedirectRefusalReason/tooManyHops(limit:)``.
     public var maximumHops: Int
     /// The schemes a redirect may lead to: `https` only by default. Add `http` to follow http-to-http redirects of a
-    /// plain-HTTP request; https to http stays refused unless ``allowsHTTPSToHTTP``.
+    /// plain-HTTP request; https to http stays refused unless `allowsHTTPSToHTTP`.
     public var allowedSchemes: Set<String> = ["https"]
     /// Ports a redirect may move to. Any other change of the effective port is refused, except http:80 to https:443.
     public var allowedPorts: Set<Int> = []

@@ -16,6 +16,7 @@ public struct RevocationCheck: Hashable, Sendable, CustomStringConvertible {
             Origin(text: url.count > 120 ? String(url.prefix(100)) + "…" : url)
         }
 
+        /// Where the answer came from, in words.
         public var description: String { self.text }
     }
 
@@ -50,6 +51,8 @@ public struct RevocationCheck: Hashable, Sendable, CustomStringConvertible {
     /// Whether the answer was reused from the store instead of fetched for this check.
     public let cached: Bool
 
+    /// The check of one certificate: its subject and serial number, the answer, where it came from, and whether it
+    /// was reused.
     public init(certificate: String, serialNumber: String, status: RevocationStatus, origin: Origin, cached: Bool) {
         self.checked = .text(certificate: certificate, serialNumber: serialNumber)
         self.status = status
@@ -68,6 +71,7 @@ public struct RevocationCheck: Hashable, Sendable, CustomStringConvertible {
     /// `CRL` or `OCSP`.
     public var method: RevocationStatus.Method { self.status.method }
 
+    /// The certificate, its serial number, the answer, the method and its source.
     public var description: String {
         let cached = self.cached ? ", cached" : ""
         return "\(self.certificate) (serial \(self.serialNumber)): \(self.status) [\(self.method) from "

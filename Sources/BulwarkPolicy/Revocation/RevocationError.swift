@@ -180,6 +180,7 @@ public struct RevocationError: Error, Hashable, Sendable, CustomStringConvertibl
         }
     }
 
+    /// What went wrong, naming the certificate or the list, in words.
     public var description: String {
         switch self.backing {
         case .malformed(let what, let detail):

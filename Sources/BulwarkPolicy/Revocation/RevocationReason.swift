@@ -32,6 +32,7 @@ public struct RevocationReason: Hashable, Sendable, CustomStringConvertible {
     /// The attribute authority was compromised.
     public static let aaCompromise = RevocationReason(10)
 
+    /// The reason in words: `key compromise`, `CA compromise`, `superseded`, …
     public var description: String {
         switch self.rawValue {
         case 0: return "unspecified"

@@ -122,6 +122,7 @@ public struct RevocationStatus: Hashable, Sendable, CustomStringConvertible {
     /// `good` or `revoked`.
     public var code: String { self.isRevoked ? "revoked" : "good" }
 
+    /// `not revoked (according to SOURCE)`, or `revoked on DATE by SOURCE` with the reason when one was given.
     public var description: String {
         let by = self.method == .ocsp ? ", by OCSP" : ""
         guard let entry = self.revocation else { return "not revoked (according to \(self.source)\(by))" }

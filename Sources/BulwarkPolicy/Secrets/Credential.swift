@@ -28,6 +28,7 @@ public struct Credential: Sendable, CustomStringConvertible, CustomDebugStringCo
         public static let header = Kind("header")
         /// `Cookie: <name>=<value>` (RFC 6265).
         public static let cookie = Kind("cookie")
+        /// `bearer`, `basic`, `header` or `cookie`.
         public var description: String { self.name }
     }
 

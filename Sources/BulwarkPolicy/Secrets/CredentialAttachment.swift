@@ -15,6 +15,7 @@ public enum CredentialAttachment: Hashable, Sendable, CustomStringConvertible {
         return true
     }
 
+    /// What was attached or why nothing was, without any value.
     public var description: String {
         switch self {
         case .attached(let names): return "attached credentials in \(names.joined(separator: ", "))"

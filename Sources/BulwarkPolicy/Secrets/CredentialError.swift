@@ -24,6 +24,7 @@ public struct CredentialError: Error, Sendable, CustomStringConvertible, CustomR
         public static let invalidUsername = Code("invalidUsername")
         /// A refresh provider threw; see ``CredentialError/underlyingError``.
         public static let refreshFailed = Code("refreshFailed")
+        /// The code's stable label.
         public var description: String { self.name }
     }
 

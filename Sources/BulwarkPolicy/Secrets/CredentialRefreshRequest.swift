@@ -12,6 +12,7 @@ public struct CredentialRefreshRequest: Sendable, CustomStringConvertible {
         public static let expiring = Reason("expiring")
         /// The server rejected the credential (a 401); see ``CredentialStore/refreshAfterRejection(for:)``.
         public static let rejected = Reason("rejected")
+        /// `missing`, `expiring` or `rejected`.
         public var description: String { self.name }
     }
 
@@ -24,6 +25,7 @@ public struct CredentialRefreshRequest: Sendable, CustomStringConvertible {
     /// The credential being replaced, if any (for its expiry; its secret may be read to exchange it).
     public let current: Credential?
 
+    /// The reason and the scope; never a credential.
     public var description: String {
         "credential refresh (\(self.reason)) for \(self.scope)"
     }

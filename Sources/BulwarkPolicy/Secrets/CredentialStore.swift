@@ -50,6 +50,7 @@ public final class CredentialStore: @unchecked Sendable, CustomStringConvertible
     /// Identifies an entry of the store, to remove it.
     public struct EntryID: Hashable, Sendable, CustomStringConvertible {
         fileprivate let value: UInt64
+        /// `#` and the entry's number.
         public var description: String { "#\(self.value)" }
     }
 

@@ -23,7 +23,7 @@ import Darwin
 /// - **Zeroized on release.** When the value is destroyed, the buffer is overwritten with zeros by `explicit_bzero`
 ///   (glibc, musl) or `memset_s` (Darwin) — functions the optimizer may not remove, unlike a plain store to memory
 ///   that is freed right after — and only then unlocked and freed.
-/// - **Constant-time comparison.** ``isEqual(to:)`` looks at every byte whatever the first
+/// - **Constant-time comparison.** ``isEqual(to:)-(SecretBytes)`` looks at every byte whatever the first
 ///   difference; only the lengths may leak through timing.
 /// - **Redacted.** ``description``, ``debugDescription`` and string interpolation (`"\(secret)"`) give
 ///   `<redacted>`.
@@ -458,6 +458,7 @@ private func systemRead(_ descriptor: Int32, _ buffer: UnsafeMutableRawPointer, 
     read(descriptor, buffer, count)
 }
 
+/// String interpolation that keeps a secret's bytes out of every string.
 extension DefaultStringInterpolation {
     /// Interpolates a secret as `<redacted>`: `"token: \(secret)"` never shows its bytes.
     public mutating func appendInterpolation(_ secret: borrowing SecretBytes) {

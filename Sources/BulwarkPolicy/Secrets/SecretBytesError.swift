@@ -27,6 +27,7 @@ public struct SecretBytesError: Error, Hashable, Sendable, CustomStringConvertib
         public static let tooLarge = Code("tooLarge")
         /// Reading failed, or a regular file got shorter while it was read.
         public static let readFailed = Code("readFailed")
+        /// The code's stable label.
         public var description: String { self.name }
     }
 

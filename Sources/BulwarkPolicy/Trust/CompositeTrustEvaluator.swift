@@ -5,12 +5,16 @@ import X509
 /// The trusted chain is the first evaluator's; the notices of all are kept, and the decision holds only until the
 /// earliest ``TrustedChain/validUntil`` of its parts. A composite of no evaluators refuses.
 public struct CompositeTrustEvaluator: ServerTrustEvaluating {
+    /// The evaluators, each of which must trust the chain.
     public let evaluators: [any ServerTrustEvaluating]
 
+    /// An evaluator that trusts a chain only when every one of `evaluators` does.
     public init(_ evaluators: [any ServerTrustEvaluating]) {
         self.evaluators = evaluators
     }
 
+    /// Asks each evaluator in order and refuses at the first refusal; a trusted decision carries the notices of
+    /// all of them.
     public func evaluate(_ chain: [Certificate], forHost host: String, at time: Date) async -> TrustDecision {
         guard !self.evaluators.isEmpty else {
             return ChainEvaluation.refused(

@@ -7,7 +7,9 @@ import X509
 ///
 /// This is what every host gets unless you configure something stricter.
 public struct DefaultTrustEvaluator: ServerTrustEvaluating {
+    /// The trust anchors.
     public var roots: TrustRoots
+    /// Limits and web-PKI options of the validation.
     public var options: ValidationOptions
     /// Whether the host name is checked.
     ///
@@ -16,12 +18,16 @@ public struct DefaultTrustEvaluator: ServerTrustEvaluating {
     /// > reported as an `insecure_option_used` event.
     public var validateHost: Bool
 
+    /// An evaluator against `roots` (the system store by default) that checks the host unless `validateHost` is
+    /// false.
     public init(roots: TrustRoots = .system, options: ValidationOptions = .init(), validateHost: Bool = true) {
         self.roots = roots
         self.options = options
         self.validateHost = validateHost
     }
 
+    /// Builds and verifies a path from the presented leaf to one of ``roots`` at `time`, with the web-PKI rules, and
+    /// checks the leaf's names against `host` unless ``validateHost`` is false.
     public func evaluate(_ chain: [Certificate], forHost host: String, at time: Date) async -> TrustDecision {
         let result = await ChainEvaluation.verify(
             chain,

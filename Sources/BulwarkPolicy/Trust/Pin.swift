@@ -21,6 +21,7 @@ public struct Pin: Hashable, Sendable, CustomStringConvertible {
         case certificate
     }
 
+    /// What the pin hashes: a public key or a whole certificate.
     public let kind: Kind
     /// The 32-byte SHA-256 digest.
     public let digest: [UInt8]

@@ -18,9 +18,11 @@ public struct PinError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let emptyPinSet = Code("emptyPinSet")
         /// An enforcing pin set has a single pin and the caller did not opt out of the two-pin rule.
         public static let tooFewPins = Code("tooFewPins")
+        /// The code's stable label.
         public var description: String { self.name }
     }
 
+    /// What is wrong: compare with the static members of ``Code``.
     public let code: Code
     /// The input that was refused (pins are public values, never secrets).
     public let input: String
@@ -32,6 +34,7 @@ public struct PinError: Error, Hashable, Sendable, CustomStringConvertible {
         self.detail = detail
     }
 
+    /// The input and what is wrong with it.
     public var description: String {
         "invalid pin \"\(self.input)\": \(self.detail)"
     }

@@ -6,7 +6,9 @@ import X509
 public struct PinFailureReport: Sendable, Hashable, Encodable {
     /// When the failure happened, ISO 8601.
     public var dateTime: String
+    /// The host the failing connection was for (RFC 7469 `hostname`).
     public var hostname: String
+    /// The port the failing connection was for.
     public var port: Int
     /// The pattern the pins were configured for (`api.example.com`, `*.example.com`).
     public var notedHostname: String

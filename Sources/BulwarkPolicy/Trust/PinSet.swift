@@ -16,6 +16,7 @@ public struct PinSet: Hashable, Sendable {
     public let pins: [Pin]
     /// After this date the pins are not enforced (the chain must still pass default validation).
     public let expiration: Date?
+    /// Whether a mismatch refuses the connection or is only reported.
     public let enforcement: Enforcement
     /// Whether fewer than two keys were accepted for an enforcing set (`allowSinglePin`). The rule counts keys: a
     /// certificate pin and the SPKI pin of the same certificate name one key, which a pinning evaluator finds out

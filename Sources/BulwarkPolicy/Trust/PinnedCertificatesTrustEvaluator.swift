@@ -16,14 +16,21 @@ import X509
 /// > with one of them carries a `.defaultValidationSkipped` or `.hostNotValidated` notice, reported as an
 /// > `insecure_option_used` event.
 public struct PinnedCertificatesTrustEvaluator: ServerTrustEvaluating {
+    /// The pinned certificates: one of them must be on the verified path.
     public let certificates: [Certificate]
+    /// The trust anchors of default validation.
     public var roots: TrustRoots
+    /// Whether the pinned certificates are also trust anchors, so a self-signed pinned certificate passes.
     public var acceptSelfSignedCertificates: Bool
+    /// Whether the path must lead to one of ``roots``; see the type's warning.
     public var performDefaultValidation: Bool
+    /// Whether the leaf must be valid for the host; see the type's warning.
     public var validateHost: Bool
+    /// Limits and web-PKI options of the validation.
     public var options: ValidationOptions
     private let pins: [Pin]
 
+    /// An evaluator that pins `certificates`; the flags are described with the type.
     public init(
         certificates: [Certificate],
         roots: TrustRoots = .system,
@@ -41,6 +48,7 @@ public struct PinnedCertificatesTrustEvaluator: ServerTrustEvaluating {
         self.pins = certificates.map(Pin.certificate(of:))
     }
 
+    /// Verifies the chain as the flags say, then requires a pinned certificate on the verified path.
     public func evaluate(_ chain: [Certificate], forHost host: String, at time: Date) async -> TrustDecision {
         await self.decide(chain, host: host, at: time).noting(
             hostValidated: self.validateHost,

@@ -20,12 +20,18 @@ import X509
 /// - a report-only set never refuses for a pin mismatch: the decision is that of default validation against
 ///   `roots`, with a `.reportOnlyPinViolation` notice when the pins did not match.
 public struct PublicKeysTrustEvaluator: ServerTrustEvaluating {
+    /// The pins, their expiration and enforcement.
     public let pinSet: PinSet
+    /// The trust anchors of default validation.
     public var roots: TrustRoots
+    /// Whether the path must lead to one of ``roots``; see the type's warning.
     public var performDefaultValidation: Bool
+    /// Whether the leaf must be valid for the host; see the type's warning.
     public var validateHost: Bool
+    /// Limits and web-PKI options of the validation.
     public var options: ValidationOptions
 
+    /// An evaluator that pins the keys of `pinSet`; the flags are described with the type.
     public init(
         pinSet: PinSet,
         roots: TrustRoots = .system,
@@ -40,6 +46,8 @@ public struct PublicKeysTrustEvaluator: ServerTrustEvaluating {
         self.options = options
     }
 
+    /// Verifies the chain as the flags say, then requires a pinned key on the verified path, with the pin set's
+    /// expiration and report-only rules.
     public func evaluate(_ chain: [Certificate], forHost host: String, at time: Date) async -> TrustDecision {
         await self.decide(chain, host: host, at: time).noting(
             hostValidated: self.validateHost,

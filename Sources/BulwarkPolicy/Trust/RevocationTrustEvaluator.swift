@@ -30,6 +30,7 @@ public struct RevocationTrustEvaluator: ServerTrustEvaluating {
         /// Only a definite "revoked" refuses; an unknown status is reported and the handshake goes on.
         public static let soft = Mode(hard: false)
 
+        /// `hard` or `soft`.
         public var description: String { self.hard ? "hard" : "soft" }
 
         var isHard: Bool { self.hard }
@@ -53,6 +54,7 @@ public struct RevocationTrustEvaluator: ServerTrustEvaluating {
         /// only (Let's Encrypt since 2025) are checked with their CRL.
         public static let any = Method(backing: .any)
 
+        /// `ocsp`, `crl`, `preferCRL` or `any`.
         public var description: String {
             switch self.backing {
             case .ocsp: return "ocsp"
@@ -120,6 +122,8 @@ public struct RevocationTrustEvaluator: ServerTrustEvaluating {
     /// Whether only loaded lists and cached answers are used.
     public var networkAccessDisabled: Bool { self.fetcher == nil }
 
+    /// Asks the base evaluator, then checks every certificate of the verified path but the root with its issuer,
+    /// as the method and mode say.
     public func evaluate(_ chain: [Certificate], forHost host: String, at time: Date) async -> TrustDecision {
         let decision = await self.base.evaluate(chain, forHost: host, at: time)
         guard case .trusted(var trusted) = decision else { return decision }

@@ -14,6 +14,7 @@ import X509
 /// as in Alamofire) a host matching no pattern is refused with ``TrustFailureReason/hostNotEvaluated(host:)``;
 /// without it such hosts get `defaultEvaluator`.
 public struct ServerTrustManager: Sendable {
+    /// Whether a host that matches no pattern is refused (the default) rather than given ``defaultEvaluator``.
     public let allHostsMustBeEvaluated: Bool
     /// The evaluator for hosts matching no pattern when `allHostsMustBeEvaluated` is `false`.
     public let defaultEvaluator: any ServerTrustEvaluating

@@ -47,6 +47,7 @@ public struct TrustedChain: Sendable {
     /// decision past this time.
     public var validUntil: Date?
 
+    /// A trusted chain for `host`: the verified path, the decision's notices, and when it stops holding.
     public init(host: String, certificates: [Certificate], notices: [TrustNotice] = [], validUntil: Date? = nil) {
         self.host = host
         self.certificates = certificates
@@ -86,6 +87,7 @@ public struct TrustRefusal: Error, Sendable, CustomStringConvertible {
 
     private var presented: Presented
 
+    /// A refusal of the chain presented by `host`, with its reasons.
     public init(host: String, reasons: [TrustFailureReason], presentedChain: [CertificateSummary]) {
         self.host = host
         self.reasons = reasons
@@ -104,6 +106,8 @@ public struct TrustRefusal: Error, Sendable, CustomStringConvertible {
         self.reasons.first?.shortDescription ?? "refused"
     }
 
+    /// The host and the reasons in words; for a pin failure, OkHttp's message: the verified chain as
+    /// `sha256/…: subject` lines and the pins expected.
     public var description: String {
         var lines = ["server trust refused for \(self.host):"]
         for reason in self.reasons {

@@ -72,6 +72,7 @@ public final class TrustDecisionCache: Sendable {
         var expiresAt: Date
     }
 
+    /// The cache's lifetime and size limits.
     public let options: Options
     private let now: @Sendable () -> Date
     private let entries: LockedValue<LeastRecentlyUsed<Key, Entry>>

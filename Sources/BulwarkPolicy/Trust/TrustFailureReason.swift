@@ -289,6 +289,7 @@ public struct PinMismatch: Hashable, Sendable {
     /// When the pin set stops being enforced, if ever.
     public var pinSetExpiration: Date?
 
+    /// The details of one pin failure; see the properties.
     public init(
         host: String,
         verifiedChain: [CertificateSummary],

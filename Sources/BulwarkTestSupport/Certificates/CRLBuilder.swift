@@ -8,13 +8,16 @@ import X509
 public struct CRLBuilder: Sendable {
     /// One entry of the list.
     public struct Entry: Sendable {
+        /// The revoked certificate's serial number.
         public var serialNumber: Certificate.SerialNumber
+        /// When it was revoked.
         public var revocationDate: Date
         /// The RFC 5280 reason code, or nil for none.
         public var reason: Int?
         /// More entry extensions, as given.
         public var extensions: [Certificate.Extension]
 
+        /// An entry for `serialNumber`, revoked at `revocationDate`.
         public init(
             _ serialNumber: Certificate.SerialNumber,
             revokedAt revocationDate: Date,
@@ -28,9 +31,13 @@ public struct CRLBuilder: Sendable {
         }
     }
 
+    /// The list's issuer name.
     public var issuer: DistinguishedName
+    /// When the list was issued.
     public var thisUpdate: Date
+    /// When the next list is due; nil leaves the field out.
     public var nextUpdate: Date?
+    /// The revoked certificates.
     public var entries: [Entry] = []
     /// The list's extensions (by default a CRL number).
     public var extensions: [Certificate.Extension]
@@ -38,6 +45,7 @@ public struct CRLBuilder: Sendable {
     /// with SHA-256 and P-256, so another identifier makes a list that does not verify or is refused.
     public var algorithm: ASN1ObjectIdentifier = [1, 2, 840, 10045, 4, 3, 2]
 
+    /// A list by `issuer` with no entries and a CRL number.
     public init(issuer: DistinguishedName, thisUpdate: Date, nextUpdate: Date?) {
         self.issuer = issuer
         self.thisUpdate = thisUpdate

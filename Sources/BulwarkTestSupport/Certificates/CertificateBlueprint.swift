@@ -12,34 +12,49 @@ import X509
 public struct CertificateBlueprint: Sendable {
     /// The subject's common name; nil leaves it out (with no organization, the subject is empty).
     public var commonName: String?
+    /// The subject's organization; nil leaves it out.
     public var organization: String?
+    /// The subject's key; its public half goes into the certificate.
     public var privateKey: Certificate.PrivateKey
+    /// The start of the validity period.
     public var notBefore: Date
+    /// The end of the validity period.
     public var notAfter: Date
     /// Nil omits basic constraints.
     public var basicConstraints: BasicConstraints?
+    /// Whether basic constraints are marked critical.
     public var basicConstraintsCritical: Bool = true
     /// Nil omits key usage.
     public var keyUsage: KeyUsage?
+    /// Whether key usage is marked critical.
     public var keyUsageCritical: Bool = true
     /// Nil omits extended key usage.
     public var extendedKeyUsage: [ExtendedKeyUsage.Usage]?
+    /// Whether extended key usage is marked critical.
     public var extendedKeyUsageCritical: Bool = false
     /// Nil omits the subject alternative name extension.
     public var subjectAlternativeNames: [GeneralName]?
+    /// Whether the subject alternative names are marked critical.
     public var subjectAlternativeNamesCritical: Bool = false
     /// Nil omits name constraints.
     public var nameConstraints: NameConstraints?
+    /// Whether name constraints are marked critical.
     public var nameConstraintsCritical: Bool = true
+    /// Whether the certificate carries a subject key identifier.
     public var includesSubjectKeyIdentifier: Bool = true
+    /// Whether the subject key identifier is marked critical.
     public var subjectKeyIdentifierCritical: Bool = false
+    /// Whether the certificate carries an authority key identifier.
     public var includesAuthorityKeyIdentifier: Bool = true
+    /// Whether the authority key identifier is marked critical.
     public var authorityKeyIdentifierCritical: Bool = false
     /// Extensions added as they are (an unknown OID, critical or not).
     public var extraExtensions: [Certificate.Extension] = []
     /// The algorithm the issuer signs with; nil picks the usual one for the issuer's key.
     public var signatureAlgorithm: Certificate.SignatureAlgorithm?
 
+    /// A blueprint of a subject, its key and validity period, with no extensions chosen yet but the key
+    /// identifiers.
     public init(
         commonName: String?,
         organization: String? = nil,

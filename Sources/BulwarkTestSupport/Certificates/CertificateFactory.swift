@@ -211,6 +211,8 @@ public enum CertificateFactory {
 
 /// A request the certificate factory cannot carry out.
 public struct CertificateFactoryError: Error, CustomStringConvertible {
+    /// What cannot be done.
     public let message: String
+    /// The ``message``.
     public var description: String { self.message }
 }

@@ -23,6 +23,7 @@ public struct ChainMutationEngine: Sendable {
         let rsa3072: Certificate.PrivateKey
         let rsa1024: Certificate.PrivateKey
 
+        /// Generates the pool's keys: P-256, P-384, P-521 and RSA 1024, 2048 and 3072.
         public static func make() throws -> KeyPool {
             KeyPool(
                 p256: (0..<5).map { _ in Certificate.PrivateKey(P256.Signing.PrivateKey()) },
@@ -46,6 +47,7 @@ public struct ChainMutationEngine: Sendable {
     var random: Random
     var produced = 0
 
+    /// An engine whose sequence of chains is fixed by `seed`, valid around `now`, signed with keys of `keys`.
     public init(seed: UInt64, now: Date, keys: KeyPool) {
         self.now = Date(timeIntervalSince1970: now.timeIntervalSince1970.rounded(.down))
         self.keys = keys

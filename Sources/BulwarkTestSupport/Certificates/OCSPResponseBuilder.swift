@@ -27,21 +27,29 @@ public struct OCSPResponseBuilder: Sendable {
 
     /// The status of one certificate.
     public enum CertificateStatus: Sendable {
+        /// Not revoked.
         case good
         /// Revoked at the date, with the RFC 5280 reason code when not nil.
         case revoked(Date, reason: Int?)
+        /// The responder does not know the certificate.
         case unknown
     }
 
     /// One answer (`SingleResponse`).
     public struct Single: Sendable {
+        /// The hash of the issuer's DER name.
         public var issuerNameHash: [UInt8]
+        /// The hash of the issuer's public key bits.
         public var issuerKeyHash: [UInt8]
+        /// The certificate's serial number.
         public var serialNumber: Certificate.SerialNumber
         /// The hash algorithm of the identifier (SHA-1 by default).
         public var hashAlgorithm: ASN1ObjectIdentifier = [1, 3, 14, 3, 2, 26]
+        /// The certificate's status.
         public var status: CertificateStatus
+        /// When the status was known to be correct.
         public var thisUpdate: Date
+        /// When newer information is due; nil leaves the field out.
         public var nextUpdate: Date?
         /// The single response's extensions, as given.
         public var extensions: [Certificate.Extension] = []
@@ -68,8 +76,11 @@ public struct OCSPResponseBuilder: Sendable {
     public var responseStatus: Int = 0
     /// The response type (id-pkix-ocsp-basic by default).
     public var responseType: ASN1ObjectIdentifier = [1, 3, 6, 1, 5, 5, 7, 48, 1, 1]
+    /// How the response names its signer.
     public var responderID: ResponderID
+    /// When the response was signed.
     public var producedAt: Date
+    /// The answers, one per certificate.
     public var responses: [Single]
     /// The nonce to echo (in a nonce extension), or nil for none.
     public var nonce: [UInt8]?

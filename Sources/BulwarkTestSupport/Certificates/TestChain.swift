@@ -29,9 +29,11 @@ public struct TestChain: Sendable {
         case noExtendedKeyUsage
     }
 
+    /// The self-signed root CA.
     public let root: TestIdentity
     /// Nil for a self-signed leaf.
     public let intermediate: TestIdentity?
+    /// The server's certificate and key.
     public let leaf: TestIdentity
     /// What a server presents: the leaf, then the intermediate unless it is missing.
     public let presentedChain: [Certificate]

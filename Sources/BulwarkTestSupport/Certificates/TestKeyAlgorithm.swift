@@ -4,8 +4,11 @@ import _CryptoExtras
 
 /// The key types the certificate factory can generate.
 public enum TestKeyAlgorithm: Sendable, Hashable, CaseIterable, CustomStringConvertible {
+    /// ECDSA on P-256.
     case p256
+    /// ECDSA on P-384.
     case p384
+    /// RSA with a 2048-bit modulus.
     case rsa2048
 
     /// A fresh private key of this type.
@@ -17,6 +20,7 @@ public enum TestKeyAlgorithm: Sendable, Hashable, CaseIterable, CustomStringConv
         }
     }
 
+    /// `P-256`, `P-384` or `RSA-2048`.
     public var description: String {
         switch self {
         case .p256: return "P-256"

@@ -68,6 +68,7 @@ public struct RevocationFetchError: Error, Hashable, Sendable, CustomStringConve
         }
     }
 
+    /// What failed, for which URL, in words.
     public var description: String {
         switch self.backing {
         case .unsupportedURL(let url, let why):

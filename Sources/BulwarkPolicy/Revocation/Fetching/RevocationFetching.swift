@@ -26,6 +26,7 @@ public struct RevocationFetchRequest: Hashable, Sendable, CustomStringConvertibl
         /// An OCSP response (`GET` with the request in the path, or `POST` of `application/ocsp-request`).
         public static let ocsp = Kind(name: "OCSP")
 
+        /// `crl` or `ocsp`.
         public var description: String { self.name }
     }
 
@@ -38,6 +39,7 @@ public struct RevocationFetchRequest: Hashable, Sendable, CustomStringConvertibl
     /// The largest response body accepted.
     public var maximumResponseSize: Int
 
+    /// A fetch of `url` (a `GET`, or a `POST` of `body`), refused past `maximumResponseSize` bytes.
     public init(kind: Kind, url: String, body: [UInt8]? = nil, maximumResponseSize: Int) {
         self.kind = kind
         self.url = url
@@ -54,6 +56,7 @@ public struct RevocationFetchRequest: Hashable, Sendable, CustomStringConvertibl
     /// The media type expected back.
     public var accept: String { self.kind == .crl ? "application/pkix-crl" : "application/ocsp-response" }
 
+    /// The kind, the method and the URL (shortened when it is long).
     public var description: String {
         // An OCSP GET carries the encoded request in its path: long and meaningless to a reader.
         let shown = self.url.count > 120 ? String(self.url.prefix(100)) + "…" : self.url

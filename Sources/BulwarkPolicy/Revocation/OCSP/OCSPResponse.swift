@@ -62,6 +62,7 @@ public struct OCSPResponse: Sendable {
         /// By the SHA-1 hash of its public key (the contents of the `subjectPublicKey` BIT STRING).
         case byKey([UInt8])
 
+        /// The responder's name, or its key hash in hexadecimal.
         public var description: String {
             switch self {
             case .byName(let name): return String(describing: name)

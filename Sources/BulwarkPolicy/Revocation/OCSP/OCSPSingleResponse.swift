@@ -48,6 +48,7 @@ public struct OCSPSingleResponse: Hashable, Sendable {
             return nil
         }
 
+        /// `good`, `revoked` with its time and reason, or `unknown`.
         public var description: String {
             switch self.backing {
             case .good: return "good"
