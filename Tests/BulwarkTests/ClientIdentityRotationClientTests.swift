@@ -92,8 +92,8 @@ struct ClientIdentityRotationClientTests {
         let second = try ClientCertificates.identity(try ClientCertificates.leaf(harness.clientCA, commonName: "two"))
         let client = try harness.client(for: server, identities: [Harness.host: harness.identity])
         let response = try await client.execute(
-            BulwarkRequest(url: Harness.url(server, "/bytes/16777216")),
-            timeout: .seconds(10)
+            BulwarkRequest(url: Harness.url(server, "/bytes/4194304")),
+            timeout: .seconds(60)
         )
         // Busy: nothing to close now, and the response still arrives whole.
         #expect(client.updateClientIdentity(second, for: try HostPattern(Harness.host)) == 0)
@@ -110,7 +110,8 @@ struct ClientIdentityRotationClientTests {
     func signOutDropsSessionBound(alpn: [String]) async throws {
         let harness = try MutualTLSHarness()
         let server = try await harness.server(alpn: alpn)
-        let client = try harness.client(for: server, identities: [:])
+        let monitor = RecordingEventMonitor()
+        let client = try harness.client(for: server, identities: [:], monitor: monitor)
         let (watch, drained) = try {
             let session = try ClientCertificates.identity(try ClientCertificates.leaf(harness.clientCA))
             return (KeyWatch(session), try client.updateClientIdentity(session, for: Harness.host, sessionBound: true))
@@ -123,6 +124,8 @@ struct ClientIdentityRotationClientTests {
         #expect(summary.clientIdentities == 1)
         #expect(summary.connectionsClosed == 1)
         #expect(summary.description.hasSuffix(", 1 client identities"))
+        let signOut = monitor.events.first { $0.kind == .signOut }
+        #expect(signOut?.details[.clientIdentities] == .number(1))
         #expect(client.clientIdentities.isEmpty)
         #expect(try await self.eventually { watch.isFreed }, "the session's key is still referenced")
         // The server requires a certificate; none is offered any more.

@@ -70,7 +70,9 @@ struct HTTPRevocationFetcherTests {
     }
 
     @Test func aClosedPortAndASilentServer() async throws {
-        let closed = try ExternalPeers.freePort()
+        let reserved = try ExternalPeers.ClosedPort()
+        defer { withExtendedLifetime(reserved) {} }
+        let closed = reserved.port
         let refused = await Self.failure("http://127.0.0.1:\(closed)/ca.crl")
         #expect(refused?.description == "http://127.0.0.1:\(closed)/ca.crl could not be reached (connection refused)")
         let stalled = try StalledListener(port: try ExternalPeers.freePort())

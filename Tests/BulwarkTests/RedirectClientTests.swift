@@ -229,7 +229,9 @@ struct RedirectClientTests {
     @Test("https to http is refused; the dangerous opt-in follows it and reports it")
     func downgrade() async throws {
         let server = try await self.harness.server()
-        let closedPort = try ExternalPeers.freePort()
+        let reserved = try ExternalPeers.ClosedPort()
+        defer { withExtendedLifetime(reserved) {} }
+        let closedPort = reserved.port
         let plain = "http://\(Self.a):\(closedPort)/hello"
         let start = RedirectHarness.url(Self.a, server, RedirectHarness.redirect(302, to: plain))
         let strict = try self.harness.client(hosts: [Self.a], ports: [server.port, closedPort])

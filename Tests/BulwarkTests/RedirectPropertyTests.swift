@@ -49,7 +49,9 @@ struct RedirectPropertyTests {
         let serverA = try await harness.server()
         let serverB = try await harness.server(alpn: ["http/1.1"])
         let serverC = try await harness.server(alpn: ["h2"])
-        let closed = try ExternalPeers.freePort()
+        let reserved = try ExternalPeers.ClosedPort()
+        defer { withExtendedLifetime(reserved) {} }
+        let closed = reserved.port
         let servers = [serverA, serverB, serverC]
         func origin(_ scheme: String, _ host: String, _ port: Int) -> Origin {
             let canonical = host.lowercased().hasSuffix(".") ? String(host.lowercased().dropLast()) : host.lowercased()

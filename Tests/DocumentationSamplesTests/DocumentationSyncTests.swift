@@ -14,6 +14,13 @@ struct DocumentationSyncTests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
     static let samplesFolder = Self.root.appendingPathComponent("Tests/DocumentationSamplesTests")
+    /// Where samples are: this target, and the targets that can compile what this one cannot link (a generated
+    /// OpenAPI client, swift-service-lifecycle).
+    static let sampleFolders = [
+        Self.samplesFolder,
+        Self.root.appendingPathComponent("Tests/BulwarkOpenAPITransportTests/Samples"),
+        Self.root.appendingPathComponent("Tests/BulwarkServiceLifecycleTests/Samples"),
+    ]
 
     /// A region of a sample file.
     struct Region {
@@ -35,7 +42,7 @@ struct DocumentationSyncTests {
     /// Every `// docs:begin NAME` … `// docs:end` region of the sample files, de-indented.
     static func regions() throws -> [Region] {
         var regions: [Region] = []
-        for path in try Self.files(under: Self.samplesFolder, extension: "swift") {
+        for path in try Self.sampleFolders.flatMap({ try Self.files(under: $0, extension: "swift") }) {
             let lines = try String(contentsOf: path, encoding: .utf8).components(separatedBy: "\n")
             let imports = Set(lines.compactMap(Self.importedModule))
             var open: (name: String, line: Int, body: [String])?

@@ -52,6 +52,21 @@ enum ReadmeSamples {
         return await manager.evaluate(presentedChain, forHost: "api.example.com")
     }
 
+    /// "Policy files": a client configuration from a policy file, with a credential from code for one of its
+    /// scopes. Compile-only (it reads a file by a relative path).
+    static func policyFile(token: String) throws -> BulwarkClient.Configuration {
+        // docs:begin readme-policy-file
+        let policy = try PolicyFile(contentsOfFile: "bulwark-policy.json")
+        var configuration = try BulwarkClient.Configuration(policy: policy)  // trust, TLS, allowlist, redirects, mTLS
+        let store = CredentialStore()
+        // Secrets come from code, never from the policy file.
+        store.add(try .bearer(SecretBytes(utf8: token)), scope: policy.credentialScope(named: "api")!)
+        configuration.credentials = store
+        // or only the trust manager: try ServerTrustManager(policyFile: "bulwark-policy.json")
+        // docs:end
+        return configuration
+    }
+
     /// "Revocation": a manager whose hosts check revocation. Compile-only (it is only made).
     static func revocation(pins: PinSet) throws -> ServerTrustManager {
         // docs:begin readme-revocation

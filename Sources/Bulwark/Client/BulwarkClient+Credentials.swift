@@ -12,7 +12,7 @@ extension BulwarkClient {
         /// session-bound client identity, drained.
         public var connectionsClosed: Int
         /// Host patterns whose session-bound client identity was removed (see
-        /// ``BulwarkClient/updateClientIdentity(_:for:sessionBound:)``).
+        /// ``BulwarkClient/updateClientIdentity(_:for:sessionBound:)-(_,HostPattern,_)``).
         public var clientIdentities: Int = 0
 
         /// `2 credentials, 1 cookies, 1 connections closed` (and `, 1 client identities` when one was removed).
@@ -28,7 +28,7 @@ extension BulwarkClient {
     /// - every credential in ``Configuration/credentials`` is wiped (zeroized) and its refresh provider forgotten;
     ///   refreshes in flight are cancelled and their results wiped;
     /// - every cookie in ``Configuration/cookies`` is removed and its value wiped;
-    /// - client identities set as session-bound (``updateClientIdentity(_:for:sessionBound:)``) are removed, and the
+    /// - client identities set as session-bound (``updateClientIdentity(_:for:sessionBound:)-(_,HostPattern,_)``) are removed, and the
     ///   connections made with them drained as for a replaced identity;
     /// - pooled connections that carried a credential or a cookie (from the store, the jar or the request's own
     ///   `Authorization`, `Cookie` or `Proxy-Authorization` header) are closed: idle ones now, busy HTTP/1.1 ones
@@ -53,15 +53,14 @@ extension BulwarkClient {
             connectionsClosed: connections + drained,
             clientIdentities: identities
         )
+        var details: SecurityEvent.Details = [
+            .credentials: .number(credentials), .cookies: .number(cookies),
+            .connectionsClosed: .number(connections + drained),
+        ]
+        // Only when one was removed: the event of a client without session-bound identities is unchanged.
+        if identities > 0 { details[.clientIdentities] = .number(identities) }
         self.baseConfiguration.eventMonitor.record(
-            SecurityEvent(
-                kind: .signOut,
-                message: "signed out: \(summary)",
-                details: [
-                    .credentials: .number(credentials), .cookies: .number(cookies),
-                    .connectionsClosed: .number(connections + drained), .clientIdentities: .number(identities),
-                ]
-            )
+            SecurityEvent(kind: .signOut, message: "signed out: \(summary)", details: details)
         )
         return summary
     }

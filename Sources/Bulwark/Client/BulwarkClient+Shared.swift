@@ -3,7 +3,7 @@ import NIOPosix
 
 extension BulwarkClient {
     /// A client for the public web, shared by the whole process, as `HTTPClient.shared` and `URLSession.shared`:
-    /// every host is judged by ``DefaultTrustEvaluator`` (the system's roots, host name validation, the web PKI
+    /// every host is judged by ``/BulwarkPolicy/DefaultTrustEvaluator`` (the system's roots, host name validation, the web PKI
     /// rules), with no pins, on NIO's shared event loop group, with the secure defaults of
     /// ``Configuration/init(trust:)`` (TLS 1.2 or newer, same-host https-only redirects, no cookies, no
     /// credentials, no allowlist, no event monitor), traced by the tracer bootstrapped in `InstrumentationSystem`

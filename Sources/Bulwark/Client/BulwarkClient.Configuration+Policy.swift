@@ -4,7 +4,7 @@ import Foundation
 extension BulwarkClient.Configuration {
     /// A configuration that does what the policy file at `path` says; see ``init(policy:)``.
     ///
-    /// - Throws: ``PolicyFileError`` naming the JSON pointer and line of the first problem.
+    /// - Throws: ``/BulwarkPolicy/PolicyFileError`` naming the JSON pointer and line of the first problem.
     public init(policyFile path: String) throws(PolicyFileError) {
         try self.init(policy: try PolicyFile(contentsOfFile: path))
     }
@@ -17,8 +17,8 @@ extension BulwarkClient.Configuration {
     /// Credential scopes are not attached here: the policy names them, and code adds its secrets under them
     /// (`store.add(token, scope: policy.credentialScope(named: "api")!)`).
     ///
-    /// - Throws: ``PolicyFileError``; a client certificate that cannot be loaded is
-    ///   ``PolicyFileError/Code/invalidClientCertificate`` at its pointer.
+    /// - Throws: ``/BulwarkPolicy/PolicyFileError``; a client certificate that cannot be loaded is
+    ///   ``/BulwarkPolicy/PolicyFileError/Code/invalidClientCertificate`` at its pointer.
     public init(policy: PolicyFile) throws(PolicyFileError) {
         self.init(trust: try ServerTrustManager(policy: policy))
         if policy.minimumTLSVersion == .tls13 {

@@ -27,7 +27,7 @@ import NIOPosix
 /// body that is not read holds its connection until it is read or dropped.
 public final class BulwarkClient: Sendable {
     /// The configuration the client was made with, its ``Configuration/clientIdentities`` being the identities
-    /// offered now (see ``updateClientIdentity(_:for:sessionBound:)``).
+    /// offered now (see ``updateClientIdentity(_:for:sessionBound:)-(_,HostPattern,_)``).
     public var configuration: Configuration {
         var configuration = self.baseConfiguration
         configuration.clientIdentities = self.identities.current

@@ -16,7 +16,7 @@ struct RequestExecutor: Sendable {
     let connector: Connector
     let pool: ConnectionPool
     let attacher: CredentialAttacher
-    /// The client identities offered now (they change with ``BulwarkClient/updateClientIdentity(_:for:sessionBound:)``).
+    /// The client identities offered now (they change with ``BulwarkClient/updateClientIdentity(_:for:sessionBound:)-(_,HostPattern,_)``).
     let identities: ClientIdentityStore
     /// The client's requests in flight: each exchange registers there until it completes, so that a graceful
     /// shutdown can wait for it and, past its grace period, fail it.

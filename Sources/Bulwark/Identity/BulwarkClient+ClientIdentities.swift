@@ -51,8 +51,11 @@ extension BulwarkClient {
         /// Selects `identity` for the hosts `pattern` matches, replacing the identity the same pattern selected
         /// before.
         ///
-        /// - Parameter sessionBound: Whether the identity belongs to the signed-in session: ``BulwarkClient/signOut()``
-        ///   removes it (and closes the connections made with it).
+        /// - Parameters:
+        ///   - identity: The identity to offer.
+        ///   - pattern: The hosts to offer it to.
+        ///   - sessionBound: Whether the identity belongs to the signed-in session: ``BulwarkClient/signOut()``
+        ///     removes it (and drains the connections made with it).
         public mutating func set(_ identity: ClientIdentity, for pattern: HostPattern, sessionBound: Bool = false) {
             let selection = Selection(identity: identity, sessionBound: sessionBound)
             self.matcher.insert(selection, for: pattern)

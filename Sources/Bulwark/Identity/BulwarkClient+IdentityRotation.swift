@@ -2,7 +2,7 @@ import BulwarkPolicy
 
 extension BulwarkClient {
     /// The client identities offered now: ``Configuration/clientIdentities`` as changed since by
-    /// ``updateClientIdentity(_:for:sessionBound:)`` and ``signOut()``.
+    /// ``updateClientIdentity(_:for:sessionBound:)-(_,HostPattern,_)`` and ``signOut()``.
     public var clientIdentities: ClientIdentities { self.identities.current }
 
     /// Replaces the client certificate offered to the hosts `pattern` matches, or stops offering one (`nil`), while
@@ -59,10 +59,10 @@ extension BulwarkClient {
         return drained
     }
 
-    /// ``updateClientIdentity(_:for:sessionBound:)`` with the pattern as text (`api.example.com`,
+    /// ``updateClientIdentity(_:for:sessionBound:)-(_,HostPattern,_)`` with the pattern as text (`api.example.com`,
     /// `*.example.com`, `**.example.com`).
     ///
-    /// - Throws: ``HostPatternError`` for a pattern that is not valid (nothing changes).
+    /// - Throws: ``/BulwarkPolicy/HostPatternError`` for a pattern that is not valid (nothing changes).
     @discardableResult
     public func updateClientIdentity(
         _ identity: ClientIdentity?,

@@ -2,7 +2,7 @@ import BulwarkPolicy
 import NIOConcurrencyHelpers
 
 /// The client identities a client offers now: ``BulwarkClient/Configuration/clientIdentities`` at first, then as
-/// ``BulwarkClient/updateClientIdentity(_:for:sessionBound:)`` and ``BulwarkClient/signOut()`` change them.
+/// ``BulwarkClient/updateClientIdentity(_:for:sessionBound:)-(_,HostPattern,_)`` and ``BulwarkClient/signOut()`` change them.
 ///
 /// A request reads its identity here once per attempt, when it chooses its pool key; a change is seen by every
 /// request that chooses its key after it.

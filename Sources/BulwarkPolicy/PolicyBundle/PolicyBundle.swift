@@ -33,7 +33,11 @@ public struct PolicyBundle: Hashable, Sendable {
 
     /// A bundle to sign.
     ///
-    /// - Parameter expires: `YYYY-MM-DD`; the bundle is valid until the end of that day (UTC).
+    /// - Parameters:
+    ///   - policy: The policy file's exact bytes.
+    ///   - version: The bundle's version, higher than every version signed before.
+    ///   - expires: `YYYY-MM-DD`; the bundle is valid until the end of that day (UTC).
+    ///   - trustedKeys: The trusted-key set that replaces the current one once the bundle is accepted, or nil.
     public init(policy: [UInt8], version: UInt64, expires: String, trustedKeys: PolicyTrustedKeys? = nil) {
         self.policy = policy
         self.version = version

@@ -13,7 +13,9 @@ extension PolicyFile {
 
     /// Reads a policy from its bytes (UTF-8 JSON).
     ///
-    /// - Parameter baseDirectory: Where relative certificate paths start; nil refuses relative paths.
+    /// - Parameters:
+    ///   - bytes: The policy file's bytes.
+    ///   - baseDirectory: Where relative certificate paths start; nil refuses relative paths.
     /// - Throws: ``PolicyFileError`` naming the JSON pointer and line of the first problem.
     public init(jsonBytes bytes: [UInt8], baseDirectory: String?) throws(PolicyFileError) {
         guard bytes.count <= Self.maximumSize else {

@@ -3,9 +3,11 @@ import Foundation
 extension ServerTrustManager {
     /// A manager that decides as the policy file at `path` says (see ``PolicyFile``).
     ///
-    /// - Parameter revocationFetcher: What fetches CRLs and OCSP answers for evaluators with a revocation check; nil
-    ///   is accepted only when every such check says `"networkAccessDisabled": true`. (`import Bulwark` adds
-    ///   `ServerTrustManager(policyFile:)`, which fetches with Bulwark's own transport.)
+    /// - Parameters:
+    ///   - path: The policy file (`bulwark-policy/1`); relative certificate paths start at its folder.
+    ///   - revocationFetcher: What fetches CRLs and OCSP answers for evaluators with a revocation check; nil is
+    ///     accepted only when every such check says `"networkAccessDisabled": true`. (`import Bulwark` adds
+    ///     `ServerTrustManager(policyFile:)`, which fetches with Bulwark's own transport.)
     /// - Throws: ``PolicyFileError`` naming the JSON pointer of the first problem.
     public init(policyFile path: String, revocationFetcher: (any RevocationFetching)?) throws(PolicyFileError) {
         try self.init(policy: try PolicyFile(contentsOfFile: path), revocationFetcher: revocationFetcher)
@@ -13,8 +15,10 @@ extension ServerTrustManager {
 
     /// A manager that decides as `policy` says.
     ///
-    /// - Parameter revocationFetcher: What fetches CRLs and OCSP answers; nil is accepted only when every revocation
-    ///   check of the policy says `"networkAccessDisabled": true`.
+    /// - Parameters:
+    ///   - policy: A decoded policy file.
+    ///   - revocationFetcher: What fetches CRLs and OCSP answers; nil is accepted only when every revocation check
+    ///     of the policy says `"networkAccessDisabled": true`.
     /// - Throws: ``PolicyFileError`` with ``PolicyFileError/Code/revocationFetcherMissing`` when a check needs a
     ///   fetcher and none was given.
     public init(policy: PolicyFile, revocationFetcher: (any RevocationFetching)?) throws(PolicyFileError) {

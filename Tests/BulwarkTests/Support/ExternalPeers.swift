@@ -62,6 +62,36 @@ enum ExternalPeers {
         return Int(UInt16(bigEndian: address.sin_port))
     }
 
+    /// A port on 127.0.0.1 where nothing listens, for as long as the value lives: a socket bound to it and never
+    /// listening keeps any other server of the test process (or another) from taking it, and a connection to it is
+    /// refused. (A port from ``freePort()`` that is only assumed to stay closed was once taken by another suite's
+    /// server while the redirect tests ran in parallel: the request met that server instead of a refusal.)
+    final class ClosedPort: @unchecked Sendable {
+        let port: Int
+        private let fd: Int32
+
+        init() throws {
+            let fd = socket(AF_INET, ExternalPeers.streamSocketType, 0)
+            guard fd >= 0 else { throw ExternalPeerError(description: "socket() failed: errno \(errno)") }
+            var address = ExternalPeers.loopbackAddress(port: 0)
+            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            let bound = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
+            }
+            let named = withUnsafeMutablePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+            }
+            guard bound == 0, named == 0 else {
+                close(fd)
+                throw ExternalPeerError(description: "bind(127.0.0.1:0) failed: errno \(errno)")
+            }
+            self.fd = fd
+            self.port = Int(UInt16(bigEndian: address.sin_port))
+        }
+
+        deinit { close(self.fd) }
+    }
+
     /// Whether something accepts TCP connections on 127.0.0.1:`port`.
     static func isAccepting(port: Int) -> Bool {
         let fd = socket(AF_INET, streamSocketType, 0)
