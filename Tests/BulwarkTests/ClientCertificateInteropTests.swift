@@ -106,10 +106,11 @@ struct ClientCertificateInteropTests {
     }
 
     /// nginx never fails the TLS handshake for a client certificate: it completes it and answers every request with
-    /// its own 400 page (internally 496 "no certificate" and 495 "certificate error"). So Bulwark gets a response
-    /// here, not a TLS alert; the typed rejection is shown against `openssl s_server -Verify` below.
+    /// its own 400 page (internally 496 "no certificate" and 495 "certificate error", for another CA, an expired or a
+    /// revoked certificate alike). Bulwark reads that page and ends the request with `client_certificate_rejected`,
+    /// naming the server and nginx's words, as it does for a TLS alert.
     @Test(
-        "nginx: no identity, or one from another CA, gets nginx's 400 page",
+        "nginx: no identity, one for another host, another CA's or an expired one is client_certificate_rejected",
         arguments: [NginxServer.Variant.modern, .modernHTTP1]
     )
     func nginxRefuses(variant: NginxServer.Variant) async throws {
@@ -119,19 +120,42 @@ struct ClientCertificateInteropTests {
             clientCA: self.clientCA.certificate
         )
         defer { nginx.stop() }
-        let cases: [([String: ClientIdentity], String)] = [
-            ([:], "No required SSL certificate was sent"),
-            (["other.example": self.identity], "No required SSL certificate was sent"),
-            (["localhost": self.stranger], "The SSL certificate error"),
+        // Issued by the right CA, valid for two days until yesterday; loaded as of its validity.
+        let expiredLeaf = try ClientCertificates.leaf(self.clientCA, validity: .expired, commonName: "expired-device")
+        let expired = try ClientIdentity.pem(
+            certificateChain: Array(expiredLeaf.certificatePEM.utf8),
+            privateKey: SecretBytes(utf8: expiredLeaf.privateKeyPEM),
+            now: expiredLeaf.certificate.notValidAfter - 3600
+        )
+        let cases: [([String: ClientIdentity], [String])] = [
+            ([:], ["requires a client certificate and none was sent", "No required SSL certificate was sent"]),
+            (["other.example": self.identity], ["requires a client certificate", "No required SSL certificate"]),
+            (["localhost": self.stranger], ["rejected the client certificate \"CN=device-42\"", "certificate error"]),
+            (["localhost": expired], ["\"CN=expired-device\"", "certificate error", "expired on "]),
         ]
-        for (identities, page) in cases {
+        for (identities, phrases) in cases {
             try await self.withClient(identities) { client in
-                let (response, body) = try await self.get(client, port: nginx.port, "/whoami")
-                #expect(response.status == .badRequest)
-                #expect(body.contains(page), "\(body)")
-                // nginx echoes the subject of a certificate it refused; without one there is none.
-                if identities["localhost"] == nil { #expect(response.headers["x-client-dn"].isEmpty) }
+                do {
+                    let (response, body) = try await self.get(client, port: nginx.port, "/whoami")
+                    Issue.record("nginx answered \(response.status): \(body)")
+                } catch let error as BulwarkError {
+                    print("[interop] nginx \(variant), \(identities.keys.sorted()): \(error)")
+                    #expect(error.code == .clientCertificateRejected, "\(error)")
+                    #expect(error.host == "localhost")
+                    #expect(error.description.contains("localhost:\(nginx.port)"), "\(error)")
+                    for phrase in phrases { #expect(error.description.contains(phrase), "\(phrase): \(error)") }
+                }
             }
+        }
+        // The right identity passes.
+        try await self.withClient(["localhost": self.identity]) { client in
+            let (response, body) = try await self.get(client, port: nginx.port, "/whoami")
+            #expect(response.status == .ok)
+            #expect(body == "CN=device-42\n")
+            // nginx's ordinary 400 page is a response like any other.
+            let (refused, page) = try await self.get(client, port: nginx.port, "/bad-request")
+            #expect(refused.status == .badRequest)
+            #expect(page.contains("<title>400 Bad Request</title>"), "\(page)")
         }
     }
 
@@ -369,6 +393,11 @@ struct ClientCertificateInteropTests {
         ])
         #expect(wrong.status == 2, "\(wrong.stderr)")
         #expect(wrong.stderr.contains("the private key is encrypted"), "\(wrong.stderr)")
+        // nginx's refusal page is a rejection too: exit 4, nginx's words, and no page on standard output.
+        let none = try await CLI.run(["fetch", url, "--ca", nginx.rootPEMPath])
+        #expect(none.status == 4, "\(none.stderr)")
+        #expect(none.stderr.contains("requires a client certificate and none was sent"), "\(none.stderr)")
+        #expect(none.stdout.isEmpty, "\(none.stdout)")
 
         let (server, serverDirectory) = try await self.sServer(["-Verify", "1", "-verify_return_error"])
         defer {

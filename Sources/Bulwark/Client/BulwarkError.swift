@@ -28,8 +28,9 @@ public struct BulwarkError: Error, Hashable, Sendable, CustomStringConvertible, 
         public static let tlsHandshakeFailed = Code("tls_handshake_failed")
         /// The server refused the client certificate, or required one and got none: it ended the connection with a
         /// TLS alert about the client's certificate (`bad_certificate`, `unknown_ca`, `certificate_required`,
-        /// `certificate_expired`, …), named in the description with the host. See
-        /// ``BulwarkClient/Configuration/clientIdentities``.
+        /// `certificate_expired`, …), named in the description with the host, or it answered with nginx's page for a
+        /// refused client certificate (400 "No required SSL certificate was sent" or "The SSL certificate error"),
+        /// which nginx sends instead of an alert. See ``BulwarkClient/Configuration/clientIdentities``.
         public static let clientCertificateRejected = Code("client_certificate_rejected")
         /// The request's host (or scheme or port) is not in the client's allowlist; nothing was resolved or
         /// connected.

@@ -65,17 +65,24 @@ public struct BulwarkResponse: Sendable, CustomStringConvertible, CustomDebugStr
         public typealias Element = ByteBuffer
         let producer: ResponseBodyProducer?
         let host: String
+        /// A body already read whole (a short page Bulwark had to look at), given instead of a producer.
+        var buffered: ByteBuffer? = nil
 
         /// Reads the body's chunks in order; each `next()` lets the connection read more.
         public struct AsyncIterator: AsyncIteratorProtocol {
             var base: ResponseBodyProducer.AsyncIterator?
             let host: String
+            var buffered: ByteBuffer?
 
             /// The next chunk of the body, or nil at its end.
             ///
             /// - Throws: ``BulwarkError`` when the body cannot be read to its end (``BulwarkError/Code/cancelled`` when
             ///   the task is cancelled).
             public mutating func next() async throws -> ByteBuffer? {
+                if let buffered = self.buffered {
+                    self.buffered = nil
+                    if buffered.readableBytes > 0 { return buffered }
+                }
                 guard var base = self.base else { return nil }
                 do {
                     let element = try await base.next()
@@ -91,7 +98,7 @@ public struct BulwarkResponse: Sendable, CustomStringConvertible, CustomDebugStr
 
         /// An iterator over the body. Iterate the body once: its chunks are not kept.
         public func makeAsyncIterator() -> AsyncIterator {
-            AsyncIterator(base: self.producer?.makeAsyncIterator(), host: self.host)
+            AsyncIterator(base: self.producer?.makeAsyncIterator(), host: self.host, buffered: self.buffered)
         }
 
         /// Reads the whole body into one buffer.

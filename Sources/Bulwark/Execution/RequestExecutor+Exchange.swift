@@ -242,13 +242,28 @@ extension RequestExecutor {
                     exchange.head.map { (exchange, $0) }
                 }.get()
             }
+            var body = BulwarkResponse.Body(producer: producer, host: host)
+            if target.isTLS && ClientCertificateRefusalPage.mayBe(responseHead, method: request.method) {
+                // Perhaps nginx's page refusing the client certificate (a few hundred bytes, as declared): read it
+                // whole, and either fail as a TLS alert would, or give the page back as the body.
+                let page = try await body.collect(upTo: ClientCertificateRefusalPage.maximumLength)
+                if let refusal = ClientCertificateRefusalPage.refusal(in: page) {
+                    throw ClientCertificateRefusalPage.error(
+                        refusal,
+                        host: host,
+                        authority: HandshakeFailure.authority(host: host, port: target.port),
+                        identity: key.identity
+                    )
+                }
+                body = BulwarkResponse.Body(producer: nil, host: host, buffered: page)
+            }
             return BulwarkResponse(
                 url: request.url,
                 status: responseHead.status,
                 headers: responseHead.headers,
                 httpVersion: HTTPVersion(alpnIdentifier: exchange.version) ?? .http1_1,
                 serverTrust: target.isTLS ? exchange.lease.connection.trust : nil,
-                body: BulwarkResponse.Body(producer: producer, host: host)
+                body: body
             )
         } onCancel: {
             abandon(BulwarkError(.cancelled, host: host))
