@@ -159,6 +159,43 @@ struct ClientCertificateInteropTests {
         }
     }
 
+    /// A connection to an IP-address host sends no SNI name; the withheld event still names the address.
+    func addressHostIsNamedWhenWithheld() async throws {
+        let chain = try TestChain.make(.ipAddressSAN)
+        let directory = try ExternalPeers.makeDirectory("client-ca")
+        let caFile = directory.appending(path: "client-ca.pem")
+        try (self.clientCA.certificatePEM + "\n").write(to: caFile, atomically: true, encoding: .utf8)
+        let server = try await OpenSSLServer.start(
+            chain: chain,
+            extraArguments: ["-CAfile", caFile.path, "-verify", "1"]
+        )
+        defer {
+            server.stop()
+            try? FileManager.default.removeItem(at: directory)
+        }
+        let monitor = RecordingEventMonitor()
+        var configuration = BulwarkClient.Configuration(
+            trust: try ServerTrustManager(evaluators: ["127.0.0.1": .default(roots: .custom([chain.root.certificate]))])
+        )
+        configuration.clientIdentities = try BulwarkClient.ClientIdentities(["localhost": self.identity])
+        configuration.eventMonitor = monitor
+        let client = BulwarkClient(configuration: configuration)
+        do {
+            let response = try await client.execute(
+                BulwarkRequest(url: "https://127.0.0.1:\(server.port)/"),
+                timeout: .seconds(10)
+            )
+            let body = String(buffer: try await response.body.collect(upTo: 1 << 20))
+            #expect(body.contains("no client certificate available"))
+        } catch {
+            Issue.record("\(error)")
+        }
+        await client.shutdown()
+        let withheld = monitor.events.filter { $0.kind == .clientCertificateWithheld }
+        #expect(withheld.count == 1)
+        #expect(withheld.first?.host == "127.0.0.1")
+    }
+
     /// `openssl s_server` with a file of the client CA and `extra` arguments.
     func sServer(_ extra: [String]) async throws -> (OpenSSLServer, URL) {
         let directory = try ExternalPeers.makeDirectory("client-ca")
@@ -192,6 +229,7 @@ struct ClientCertificateInteropTests {
         #expect(withheld.count == 1)
         #expect(withheld.first?.host == "localhost")
         #expect(!self.sServerOutput(server).contains("device-42"))
+        try await self.addressHostIsNamedWhenWithheld()
         // The same server, with the identity selected for localhost: it receives and verifies the certificate.
         try await self.withClient(["localhost": self.identity]) { client in
             let (response, body) = try await self.get(client, port: server.port, "/")

@@ -148,17 +148,19 @@ struct Connector: Sendable {
             parsedCertificates: self.parsedCertificates
         )
         let handshakePromise = eventLoop.makePromise(of: (Configured, String?).self)
-        let sslContext: NIOSSLContext
-        if let identity {
-            do {
-                sslContext = try self.sslContext(for: identity, host: host)
-            } catch {
-                return eventLoop.makeFailedFuture(error)
-            }
-        } else {
-            sslContext = self.sslContext
-        }
         let serverName = HostName.isIPAddress(host) ? nil : host
+        let sslContext: NIOSSLContext
+        do {
+            if let identity {
+                sslContext = try self.sslContext(for: identity, host: host)
+            } else if serverName == nil {
+                sslContext = try self.withholdingContext(address: host)
+            } else {
+                sslContext = self.sslContext
+            }
+        } catch {
+            return eventLoop.makeFailedFuture(error)
+        }
         let (connectHost, connectPort) = self.resolve(host: host, port: port)
         let connectLimit = Self.limit(self.settings.timeouts.connect, by: deadline)
         let bootstrap = ClientBootstrap(group: eventLoop)

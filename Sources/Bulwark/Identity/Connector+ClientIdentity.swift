@@ -19,6 +19,9 @@ extension Connector {
 
         static let capacity = 256
         private let contexts = NIOLockedValueBox<[Key: NIOSSLContext]>([:])
+        /// The contexts without a client certificate for IP-address hosts, by address: such a connection sends no
+        /// SNI name, so its context's callback is the only place that knows the host for the withheld event.
+        private let addressContexts = NIOLockedValueBox<[String: NIOSSLContext]>([:])
 
         init() {}
 
@@ -32,6 +35,16 @@ extension Connector {
 
         /// The number of contexts kept.
         var count: Int { self.contexts.withLockedValue { $0.count } }
+
+        func withholdingContext(address: String, make: () throws -> NIOSSLContext) throws -> NIOSSLContext {
+            if let context = self.addressContexts.withLockedValue({ $0[address] }) { return context }
+            let context = try make()
+            return self.addressContexts.withLockedValue { contexts in
+                if let existing = contexts[address] { return existing }
+                if contexts.count < Self.capacity { contexts[address] = context }
+                return context
+            }
+        }
 
         func context(for key: Key, make: () throws -> NIOSSLContext) throws -> NIOSSLContext {
             if let context = self.contexts.withLockedValue({ $0[key] }) { return context }
@@ -76,12 +89,35 @@ extension Connector {
 
     /// The certificate callback of the context without a client certificate: BoringSSL calls it only when a server
     /// sends a CertificateRequest; it reports `client_certificate_withheld` and changes nothing, so the handshake goes
-    /// on without a certificate and the server decides. The host is the SNI name (nil for an IP-address host, which
-    /// has none).
-    static func withholdingCallback(monitor: any EventMonitor) -> NIOSSLContextCallback {
+    /// on without a certificate and the server decides. The host is `address` for an IP-address host's own context
+    /// (see ``withholdingContext(address:)``), otherwise the SNI name.
+    static func withholdingCallback(monitor: any EventMonitor, address: String? = nil) -> NIOSSLContextCallback {
         { values, promise in
-            monitor.record(Self.clientCertificateWithheldEvent(host: values.serverHostname))
+            monitor.record(Self.clientCertificateWithheldEvent(host: address ?? values.serverHostname))
             promise.succeed(.noChanges)
+        }
+    }
+
+    /// The TLS context for connections to the IP-address host `address` that offer no client certificate: the
+    /// client's TLS options, with a callback that names the address when a server asks for a certificate (a
+    /// connection to an address sends no SNI name to name it by).
+    ///
+    /// - Throws: ``BulwarkError`` with ``BulwarkError/Code/invalidConfiguration`` when the TLS library refuses the
+    ///   options (checked when the client was made, so not expected).
+    func withholdingContext(address: String) throws -> NIOSSLContext {
+        let options = self.settings.tls
+        let monitor = self.settings.eventMonitor
+        do {
+            return try self.identityContexts.withholdingContext(address: address) {
+                var tls = Self.tlsConfiguration(options)
+                tls.sslContextCallback = Self.withholdingCallback(monitor: monitor, address: address)
+                return try NIOSSLContext(configuration: tls)
+            }
+        } catch {
+            throw BulwarkError.invalidConfiguration(
+                "the TLS library refused the TLS options for \(address)",
+                underlying: String(reflecting: error)
+            )
         }
     }
 
