@@ -32,6 +32,10 @@ enum PolicyExamples {
         "no-anchors": (.invalidValue, "/hosts/api.example.com/roots"),
         "pins-on-default": (.unknownKey, "/hosts/api.example.com/pins"),
         "port-out-of-range": (.invalidValue, "/allowlist/0/ports/0"),
+        "proxy-bad-scheme": (.invalidValue, "/proxy/hosts/api.example.com/use"),
+        "proxy-credentials-in-url": (.secretInPolicy, "/proxy/use"),
+        "proxy-credentials-with-environment": (.invalidValue, "/proxy/credentialsFile"),
+        "proxy-port-out-of-range": (.invalidValue, "/proxy/use"),
         "secret-in-policy": (.secretInPolicy, "/clientCertificates/api.example.com/key"),
         "single-pin": (.invalidPin, "/hosts/api.example.com/pins"),
         "string-for-bool": (.wrongType, "/insecure"),
@@ -81,7 +85,7 @@ struct PolicyFileTests {
 
     @Test func everyValidExampleDecodesAndRoundTrips() throws {
         let files = try PolicyExamples.files(in: PolicyExamples.valid)
-        #expect(files.count == 5)
+        #expect(files.count == 6)
         for file in files {
             let path = PolicyExamples.valid.appending(path: file).path
             let policy = try PolicyFile(contentsOfFile: path)
@@ -252,6 +256,60 @@ struct PolicyFileTests {
         #expect(policy.resolvedPath("client.pem") == PolicyExamples.valid.appending(path: "client.pem").path)
         #expect(policy.minimumTLSVersion == .tls13)
         #expect(policy.allowlist?.last?.ports == [443, 8443])
+    }
+
+    @Test func aProxyIsAURLOrNoneOrTheEnvironmentWithCredentialsFromAFile() throws {
+        let policy = try PolicyFile(contentsOfFile: PolicyExamples.valid.appending(path: "proxy.json").path)
+        let proxy = try #require(policy.proxy)
+        #expect(
+            proxy.setting == .init(use: .url("http://proxy.corp.example:3128"), credentialsFile: "proxy-credentials")
+        )
+        #expect(
+            proxy.hosts.map(\.pattern.description) == ["**.internal.example", "partner.example.org", "*.example.org"]
+        )
+        #expect(proxy.hosts.map(\.setting.use) == [.none, .url("socks5h://[::1]:1080/"), .environment])
+        #expect(proxy.hosts[1].setting.credentialsFile == "/run/secrets/socks")
+        #expect(
+            policy.resolvedPath("proxy-credentials") == PolicyExamples.valid.appending(path: "proxy-credentials").path
+        )
+
+        let refusals: [(String, PolicyFileError.Code, String, String)] = [
+            (#"{"use": "HTTP://p.example"}"#, .invalidValue, "/proxy/use", "\"HTTP\" is not supported"),
+            (#"{"use": "http://p.example/path"}"#, .invalidValue, "/proxy/use", "no path"),
+            (#"{"use": "http://:8080"}"#, .invalidValue, "/proxy/use", "has no host"),
+            (#"{"use": "proxy.example:8080"}"#, .invalidValue, "/proxy/use", "is not supported"),
+            (#"{"use": "socks5://bob@p.example"}"#, .secretInPolicy, "/proxy/use", "user information"),
+            (
+                #"{"use": "none", "credentialsFile": "f"}"#, .invalidValue, "/proxy/credentialsFile",
+                "go with a proxy URL"
+            ),
+            (#"{"credentialsFile": "f"}"#, .missingKey, "/proxy/use", "required"),
+            (#"{"use": "none", "hosts": {"a.example": {}}}"#, .missingKey, "/proxy/hosts/a.example/use", "required"),
+            (
+                #"{"use": "none", "hosts": {"a.example": {"use": "none", "hosts": {}}}}"#, .unknownKey,
+                "/proxy/hosts/a.example/hosts", "is not a member"
+            ),
+            (
+                #"{"use": "none", "hosts": {"a.example": {"use": "none"}, "A.example": {"use": "none"}}}"#,
+                .invalidPattern, "/proxy/hosts/A.example", "listed twice"
+            ),
+            (
+                #"{"use": "http://p.example", "credentialsFile": "user:secret\n"}"#,
+                .secretInPolicy, "/proxy/credentialsFile", "never written"
+            ),
+        ]
+        for (proxy, code, pointer, phrase) in refusals {
+            let text =
+                #"{"format": "bulwark-policy/1", "hosts": {"a.example": {"evaluator": "default"}}, "proxy": "#
+                + proxy + "}"
+            let error = #expect(throws: PolicyFileError.self, "\(proxy)") { try PolicyExamples.decode(text) }
+            #expect(error?.code == code, "\(proxy): \(String(describing: error))")
+            #expect(error?.pointer == pointer, "\(proxy): \(String(describing: error))")
+            #expect(error?.description.contains(phrase) == true, "\(proxy): \(String(describing: error))")
+            // A refused secret is never repeated.
+            #expect(error?.description.contains("user:secret") != true)
+            #expect(error?.description.contains("bob@") != true)
+        }
     }
 
     static func expectNoTypeNames(_ text: String) {

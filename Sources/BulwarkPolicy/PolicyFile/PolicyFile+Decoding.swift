@@ -81,7 +81,7 @@ private struct PolicyFileDecoder {
 
     static let topLevelKeys: Set<String> = [
         "format", "insecure", "hosts", "otherHosts", "tls", "allowlist", "redirects", "credentialScopes",
-        "clientCertificates",
+        "clientCertificates", "proxy",
     ]
 
     mutating func document(_ json: PolicyJSON) throws(PolicyFileError) -> PolicyFile {
@@ -137,6 +137,9 @@ private struct PolicyFileDecoder {
         }
         if let certificates = members["clientCertificates"] {
             policy.clientCertificates = try self.clientCertificates(certificates)
+        }
+        if let proxy = members["proxy"] {
+            policy.proxy = try self.proxy(proxy)
         }
         policy.source.lines = self.lines
         policy.source.directory = self.directory
@@ -651,6 +654,68 @@ private struct PolicyFileDecoder {
         return result
     }
 
+    mutating func proxy(_ json: PolicyJSON) throws(PolicyFileError) -> PolicyFile.Proxy {
+        let fields = try self.object(json, at: "/proxy", allowed: ["use", "credentialsFile", "hosts"])
+        var proxy = PolicyFile.Proxy(setting: try self.proxySetting(fields, in: "/proxy", line: json.line))
+        if let hosts = fields["hosts"] {
+            var seen = Set<HostPattern>()
+            for member in try self.orderedObject(hosts, at: "/proxy/hosts") {
+                let pointer = "/proxy/hosts/" + PolicyFile.pointerToken(member.key)
+                let pattern = try self.pattern(member.key, at: pointer, line: member.value.line)
+                guard seen.insert(pattern).inserted else {
+                    throw PolicyFileError(
+                        .invalidPattern,
+                        pointer: pointer,
+                        line: member.value.line,
+                        detail: "the pattern \(pattern) is listed twice"
+                    )
+                }
+                let entry = try self.object(member.value, at: pointer, allowed: ["use", "credentialsFile"])
+                let setting = try self.proxySetting(entry, in: pointer, line: member.value.line)
+                proxy.hosts.append(PolicyFile.Proxy.Host(pattern: pattern, setting: setting))
+            }
+        }
+        return proxy
+    }
+
+    /// `use` and `credentialsFile` of the object at `pointer`.
+    mutating func proxySetting(
+        _ fields: [String: PolicyJSON],
+        in pointer: String,
+        line: Int
+    ) throws(PolicyFileError) -> PolicyFile.Proxy.Setting {
+        guard let useJSON = fields["use"] else { throw self.missing("use", in: pointer, line: line) }
+        let text = try self.string(useJSON, at: pointer + "/use")
+        let use: PolicyFile.Proxy.Use
+        switch text {
+        case "none": use = .none
+        case "environment": use = .environment
+        default:
+            if let (detail, isSecret) = PolicyFile.Proxy.problem(withURL: text) {
+                throw PolicyFileError(
+                    isSecret ? .secretInPolicy : .invalidValue,
+                    pointer: pointer + "/use",
+                    line: useJSON.line,
+                    detail: detail
+                )
+            }
+            use = .url(text)
+        }
+        var setting = PolicyFile.Proxy.Setting(use: use)
+        if let file = fields["credentialsFile"] {
+            guard case .url = use else {
+                throw self.invalid(
+                    file,
+                    at: pointer + "/credentialsFile",
+                    "credentials go with a proxy URL; \"\(use)\" takes none (the environment's proxy URLs carry "
+                        + "their own)"
+                )
+            }
+            setting.credentialsFile = try self.path(file, at: pointer + "/credentialsFile")
+        }
+        return setting
+    }
+
     /// A file path: never the secret itself.
     mutating func path(_ json: PolicyJSON, at pointer: String) throws(PolicyFileError) -> String {
         let text = try self.string(json, at: pointer)
@@ -659,8 +724,8 @@ private struct PolicyFileDecoder {
                 .secretInPolicy,
                 pointer: pointer,
                 line: json.line,
-                detail: "a policy names client certificate and key files by path; a key or certificate is never "
-                    + "written into the policy"
+                detail: "a policy names certificate, key and credential files by path; a key, certificate or "
+                    + "password is never written into the policy"
             )
         }
         guard !text.isEmpty else { throw self.invalid(json, at: pointer, "the path is empty") }

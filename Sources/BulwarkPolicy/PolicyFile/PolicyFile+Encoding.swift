@@ -37,6 +37,18 @@ extension PolicyFile {
         if !self.clientCertificates.isEmpty {
             members.append(.init("clientCertificates", .object(self.clientCertificates.map(Self.encode))))
         }
+        if let proxy = self.proxy {
+            var fields = Self.encode(proxy.setting)
+            if !proxy.hosts.isEmpty {
+                fields.append(
+                    .init(
+                        "hosts",
+                        .object(proxy.hosts.map { .init($0.pattern.description, .object(Self.encode($0.setting))) })
+                    )
+                )
+            }
+            members.append(.init("proxy", .object(fields)))
+        }
         return members
     }
 
@@ -163,6 +175,12 @@ extension PolicyFile {
         if let file = entry.pkcs12File { members.append(.init("pkcs12", .string(file))) }
         if let file = entry.passphraseFile { members.append(.init("passphraseFile", .string(file))) }
         return .init(entry.pattern.description, .object(members))
+    }
+
+    private static func encode(_ setting: Proxy.Setting) -> [PolicyJSON.Member] {
+        var members: [PolicyJSON.Member] = [.init("use", .string(setting.use.description))]
+        if let file = setting.credentialsFile { members.append(.init("credentialsFile", .string(file))) }
+        return members
     }
 
     private static func strings(_ values: [String]) -> PolicyJSON.Value {

@@ -50,6 +50,8 @@ public struct PolicyFile: Hashable, Sendable {
     public var credentialScopes: [CredentialScopeEntry] = []
     /// Which client certificate (mutual TLS) goes to which hosts, as file paths.
     public var clientCertificates: [ClientCertificate] = []
+    /// The proxy requests go through; nil keeps the client's default (none).
+    public var proxy: Proxy? = nil
     /// Where each value was written (line per JSON pointer) and the directory relative file paths start from.
     package var source = Source()
 
