@@ -106,7 +106,8 @@ public final class PolicyUpdater: Sendable {
     public func start() -> Outcome {
         self.serial.withLock {
             self.storage.removeTemporaryFiles()
-            if let stored = self.storage.readState(), let keys = stored.keys {
+            let stored = self.storage.readState()
+            if let stored, let keys = stored.keys {
                 self.state.withLockedValue { state in
                     state.trustedKeys = keys
                     state.highestVersion = max(state.highestVersion ?? 0, stored.highestVersion)
@@ -116,18 +117,30 @@ public final class PolicyUpdater: Sendable {
                 return .builtIn
             }
             let (keys, highest) = self.state.withLockedValue { ($0.trustedKeys, $0.highestVersion) }
-            var verifier = PolicyBundleVerifier(trustedKeys: keys, highestVersion: highest)
-            verifier.maximumSize = self.configuration.maximumBundleSize
-            switch verifier.verify(bytes, at: self.now) {
-            case .success(let verified):
-                return self.apply(verified, bytes: bytes, atStart: true)
-            case .failure(let refusal):
-                if refusal.reason == .expired, case .success(let old) = verifier.verify(bytes, at: .distantPast) {
-                    // Its signatures verify: its version still counts against rollback.
-                    self.state.withLockedValue { $0.highestVersion = max($0.highestVersion ?? 0, old.bundle.version) }
+            // The current keys first (a crash between storing the bundle and the state leaves a bundle they signed),
+            // then the keys the stored bundle was verified with (a rotation bundle is signed by the keys it replaced).
+            var candidates = [keys]
+            if let bundleKeys = stored?.bundleKeys, bundleKeys != keys { candidates.append(bundleKeys) }
+            var firstRefusal: PolicyBundleRefusal?
+            for candidate in candidates {
+                var verifier = PolicyBundleVerifier(trustedKeys: candidate, highestVersion: highest)
+                verifier.maximumSize = self.configuration.maximumBundleSize
+                switch verifier.verify(bytes, at: self.now) {
+                case .success(let verified):
+                    return self.apply(verified, bytes: bytes, verifiedWith: candidate, atStart: true)
+                case .failure(let refusal) where refusal.reason == .expired:
+                    if case .success(let old) = verifier.verify(bytes, at: .distantPast) {
+                        // Its signatures verify: its version still counts against rollback.
+                        self.state.withLockedValue {
+                            $0.highestVersion = max($0.highestVersion ?? 0, old.bundle.version)
+                        }
+                    }
+                    return self.fallBack(refusal)
+                case .failure(let refusal):
+                    firstRefusal = firstRefusal ?? refusal
                 }
-                return self.fallBack(refusal)
             }
+            return self.fallBack(firstRefusal ?? PolicyBundleRefusal(.malformed, "the stored bundle cannot be read"))
         }
     }
 
@@ -164,7 +177,7 @@ public final class PolicyUpdater: Sendable {
                 return self.refuse(refusal)
             case .success(let verified):
                 if bytes == inForceBytes { return .unchanged(version: verified.bundle.version) }
-                return self.apply(verified, bytes: bytes, atStart: false)
+                return self.apply(verified, bytes: bytes, verifiedWith: keys, atStart: false)
             }
         }
     }
@@ -196,7 +209,12 @@ public final class PolicyUpdater: Sendable {
 
     /// Decodes the verified bundle's policy, stores the bundle (unless it is the stored one, at start), applies it,
     /// and reports it. Under `serial`.
-    private func apply(_ verified: PolicyBundleVerifier.Verified, bytes: [UInt8], atStart: Bool) -> Outcome {
+    private func apply(
+        _ verified: PolicyBundleVerifier.Verified,
+        bytes: [UInt8],
+        verifiedWith: PolicyTrustedKeys,
+        atStart: Bool
+    ) -> Outcome {
         let bundle = verified.bundle
         let live: LivePolicy
         do {
@@ -217,7 +235,11 @@ public final class PolicyUpdater: Sendable {
         let (keys, highest) = self.state.withLockedValue { ($0.trustedKeys, $0.highestVersion) }
         let nextKeys = bundle.trustedKeys ?? keys
         let nextHighest = max(highest ?? 0, bundle.version)
-        let stored = PolicyUpdaterStorage.State(highestVersion: nextHighest, trustedKeys: nextKeys)
+        let stored = PolicyUpdaterStorage.State(
+            highestVersion: nextHighest,
+            trustedKeys: nextKeys,
+            bundleVerifiedWith: verifiedWith
+        )
         if !atStart || bundle.trustedKeys != nil || highest != nextHighest {
             do throws(PolicyUpdaterStorage.WriteError) {
                 if atStart {

@@ -43,21 +43,38 @@ struct PolicyUpdaterStorage: Sendable {
         var trustedKeys: [String]
         /// How many of them must sign.
         var threshold: Int
+        /// The keys the stored bundle was verified with, when they are not ``trustedKeys``: a key-rotation bundle is
+        /// signed by the keys it replaces, so it verifies again at the next start under those.
+        var bundleTrustedKeys: [String]?
+        /// How many of ``bundleTrustedKeys`` must sign.
+        var bundleThreshold: Int?
 
-        init(highestVersion: UInt64, trustedKeys: PolicyTrustedKeys) {
+        init(highestVersion: UInt64, trustedKeys: PolicyTrustedKeys, bundleVerifiedWith: PolicyTrustedKeys) {
             self.highestVersion = highestVersion
             self.trustedKeys = trustedKeys.keys.map(\.line)
             self.threshold = trustedKeys.threshold
+            if bundleVerifiedWith != trustedKeys {
+                self.bundleTrustedKeys = bundleVerifiedWith.keys.map(\.line)
+                self.bundleThreshold = bundleVerifiedWith.threshold
+            }
         }
 
         /// The trusted keys, or nil when the lines do not make a trusted-key set.
-        var keys: PolicyTrustedKeys? {
+        var keys: PolicyTrustedKeys? { Self.keys(self.trustedKeys, threshold: self.threshold) }
+
+        /// The keys the stored bundle was verified with, when they differ from ``keys``.
+        var bundleKeys: PolicyTrustedKeys? {
+            guard let lines = self.bundleTrustedKeys, let threshold = self.bundleThreshold else { return nil }
+            return Self.keys(lines, threshold: threshold)
+        }
+
+        private static func keys(_ lines: [String], threshold: Int) -> PolicyTrustedKeys? {
             var keys: [PolicyPublicKey] = []
-            for line in self.trustedKeys {
+            for line in lines {
                 guard let key = try? PolicyPublicKey(line: line) else { return nil }
                 keys.append(key)
             }
-            return try? PolicyTrustedKeys(keys: keys, threshold: self.threshold)
+            return try? PolicyTrustedKeys(keys: keys, threshold: threshold)
         }
     }
 
