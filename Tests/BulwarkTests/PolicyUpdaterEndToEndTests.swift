@@ -1,6 +1,7 @@
 import BulwarkPolicy
 import BulwarkTestSupport
 import Foundation
+import NIOConcurrencyHelpers
 import NIOCore
 import Testing
 
@@ -84,7 +85,9 @@ struct PolicyUpdaterEndToEndTests {
         #expect(acceptedByB == refusedByB + 1, "one connection to B since the update, reused")
 
         // A malicious bundle: validly signed, but an older version pinning A only. Nothing changes.
-        fixture.bundleServer.serve(try fixture.bundle(try PolicyUpdaterFixture.policy([PolicyUpdaterFixture.apiHost: [chainA]]), version: 1))
+        fixture.bundleServer.serve(
+            try fixture.bundle(try PolicyUpdaterFixture.policy([PolicyUpdaterFixture.apiHost: [chainA]]), version: 1)
+        )
         guard case .refused(let refusal) = await updater.update() else {
             Issue.record("the older bundle was not refused")
             return
@@ -152,6 +155,55 @@ struct PolicyUpdaterEndToEndTests {
         try await fixture.tearDown()
     }
 
+    @Test(
+        "a redirect hop after an update runs under the policy its request started with: one or the other, never a mix"
+    )
+    func redirectKeepsItsPolicy() async throws {
+        let fixture = try await PolicyUpdaterFixture.make()
+        let chainA = try TestChain.make(host: PolicyUpdaterFixture.apiHost)
+        let chainB = try TestChain.make(host: PolicyUpdaterFixture.apiHost)
+        let serverA = try await TestHTTPSServer.start(configuration: .init(chain: chainA))
+        let serverB = try await TestHTTPSServer.start(configuration: .init(chain: chainB))
+        let monitor = RecordingEventMonitor()
+        var configuration = try PolicyUpdaterFixture.client(
+            pinning: [chainA],
+            ports: [serverA.port, serverB.port],
+            monitor: monitor
+        ).configuration
+        configuration.redirects.allowedPorts = [serverB.port]
+        // The update arrives while the request is between its two hops.
+        let installing = NIOLockedValueBox<(@Sendable () -> Void)?>(nil)
+        configuration.redirects.handler = { _, _ in
+            installing.withLockedValue { $0 }?()
+            return .follow
+        }
+        let client = BulwarkClient(configuration: configuration)
+        let updater = try fixture.updater(for: client)
+        updater.start()
+        let v2 = try fixture.bundle(
+            try PolicyUpdaterFixture.policy([PolicyUpdaterFixture.apiHost: [chainA, chainB]]),
+            version: 2
+        )
+        installing.withLockedValue { $0 = { _ = updater.install(v2) } }
+        let target = "https://\(PolicyUpdaterFixture.apiHost):\(serverB.port)/hello"
+        let redirecting = "https://\(PolicyUpdaterFixture.apiHost):\(serverA.port)/redirect/302?to=\(target)"
+        // The first hop ran under the old policy, so does the second: B is not pinned there.
+        let refused = await #expect(throws: BulwarkError.self) { try await self.get(client, redirecting) }
+        #expect(refused?.code == .trustRefused)
+        #expect(client.policyBundleVersion == 2)
+        #expect(monitor.events.contains { $0.kind == .policyUpdated })
+        // A request that starts now runs under the new policy.
+        installing.withLockedValue { $0 = nil }
+        let response = try await self.get(client, redirecting)
+        #expect(response.status == .ok)
+        #expect(response.redirects.count == 1)
+        await updater.shutdown()
+        await client.shutdown()
+        try await serverA.shutdown()
+        try await serverB.shutdown()
+        try await fixture.tearDown()
+    }
+
     @Test("a response being read while the policy is replaced completes under the old one; its connection then closes")
     func busyConnectionDrains() async throws {
         let fixture = try await PolicyUpdaterFixture.make()
@@ -167,10 +219,14 @@ struct PolicyUpdaterEndToEndTests {
         let next = try PolicyUpdaterFixture.policy([PolicyUpdaterFixture.apiHost: [chain]])
         #expect(updater.install(try fixture.bundle(next, version: 2)) == .applied(version: 2))
         #expect(client.openConnectionCount == 1, "busy: nothing closed now")
+        // A later identity change re-examines the pool's keys; the old policy's key stays retired.
+        #expect(try client.updateClientIdentity(nil, for: "unrelated.bulwark.test") == 0)
         let body = try await response.body.collect(upTo: 64 << 20)
         #expect(body.readableBytes == 4_194_304)
         #expect(try await self.eventually { client.openConnectionCount == 0 && client.pool.keyCount == 0 })
-        #expect(try await self.get(client, "https://\(PolicyUpdaterFixture.apiHost):\(server.port)/hello").status == .ok)
+        #expect(
+            try await self.get(client, "https://\(PolicyUpdaterFixture.apiHost):\(server.port)/hello").status == .ok
+        )
         #expect(server.acceptedConnections == 2)
         await updater.shutdown()
         await client.shutdown()

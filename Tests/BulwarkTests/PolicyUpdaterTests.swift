@@ -78,7 +78,10 @@ struct PolicyUpdaterFixture {
     func fetchConfiguration(ports: [Int]? = nil) throws -> BulwarkClient.Configuration {
         var configuration = BulwarkClient.Configuration(
             trust: try ServerTrustManager(
-                policy: try PolicyFile(jsonBytes: try Self.policy([Self.bundleHost: [self.bundleChain]]), baseDirectory: nil)
+                policy: try PolicyFile(
+                    jsonBytes: try Self.policy([Self.bundleHost: [self.bundleChain]]),
+                    baseDirectory: nil
+                )
             )
         )
         for port in ports ?? [self.bundleServer.port] {
@@ -173,22 +176,41 @@ struct PolicyUpdaterTests {
         #expect(files.keys.sorted() == [PolicyUpdaterStorage.bundleName, PolicyUpdaterStorage.stateName])
         let generation = client.policies.current.generation
         let cases: [(String, [UInt8], PolicyBundleRefusal.Reason)] = [
-            ("a flipped byte", try Self.flipped(try fixture.bundle(Self.policy, version: 6, by: [fixture.a, fixture.b])),
-                .signatureInvalid),
+            (
+                "a flipped byte",
+                try Self.flipped(try fixture.bundle(Self.policy, version: 6, by: [fixture.a, fixture.b])),
+                .signatureInvalid
+            ),
             ("an unknown key", try fixture.bundle(Self.policy, version: 6, by: [fixture.c]), .unknownKey),
-            ("below the threshold", try fixture.bundle(Self.policy, version: 6, by: [fixture.a, fixture.c]),
-                .belowThreshold),
-            ("an older version replayed", try fixture.bundle(Self.policy, version: 4, by: [fixture.a, fixture.b]),
-                .rollback),
-            ("an expired bundle",
-                try fixture.bundle(Self.policy, version: 6, expires: PolicyUpdaterFixture.day(-2), by: [fixture.a, fixture.b]),
-                .expired),
+            (
+                "below the threshold", try fixture.bundle(Self.policy, version: 6, by: [fixture.a, fixture.c]),
+                .belowThreshold
+            ),
+            (
+                "an older version replayed", try fixture.bundle(Self.policy, version: 4, by: [fixture.a, fixture.b]),
+                .rollback
+            ),
+            (
+                "an expired bundle",
+                try fixture.bundle(
+                    Self.policy,
+                    version: 6,
+                    expires: PolicyUpdaterFixture.day(-2),
+                    by: [fixture.a, fixture.b]
+                ),
+                .expired
+            ),
             ("a truncated file", Array(good.prefix(good.count / 2)), .malformed),
             ("a 10 MiB file", good + [UInt8](repeating: 0x20, count: 10 << 20), .tooLarge),
-            ("a policy that is not a policy file",
-                try fixture.bundle(Array(#"{"format":"bulwark-policy/1","hosts":{"*x*":{}}}"#.utf8), version: 6,
-                    by: [fixture.a, fixture.b]),
-                .invalidPolicy),
+            (
+                "a policy that is not a policy file",
+                try fixture.bundle(
+                    Array(#"{"format":"bulwark-policy/1","hosts":{"*x*":{}}}"#.utf8),
+                    version: 6,
+                    by: [fixture.a, fixture.b]
+                ),
+                .invalidPolicy
+            ),
         ]
         for (name, bytes, expected) in cases {
             let before = monitor.events.count
@@ -220,13 +242,17 @@ struct PolicyUpdaterTests {
         updater.start()
         // Nothing served yet: 404.
         #expect(self.reason(await updater.update()) == .fetchFailed)
-        fixture.bundleServer.serve(try fixture.bundle(Self.policy, version: 1) + [UInt8](repeating: 0x20, count: 10 << 20))
+        fixture.bundleServer.serve(
+            try fixture.bundle(Self.policy, version: 1) + [UInt8](repeating: 0x20, count: 10 << 20)
+        )
         #expect(self.reason(await updater.update()) == .tooLarge)
         fixture.bundleServer.serve(try fixture.bundle(Self.policy, version: 1))
         #expect(await updater.update() == .applied(version: 1))
-        #expect(monitor.events.map(\.shortDescription).suffix(3) == [
-            "policy_update_refused:fetch_failed", "policy_update_refused:too_large", "policy_updated",
-        ])
+        #expect(
+            monitor.events.map(\.shortDescription).suffix(3) == [
+                "policy_update_refused:fetch_failed", "policy_update_refused:too_large", "policy_updated",
+            ]
+        )
         let updated = try #require(monitor.events.last)
         #expect(updated.details[.version] == .number(1))
         #expect(updated.details[.signers]?.list == [fixture.a.publicKey.description])
@@ -321,7 +347,10 @@ struct PolicyUpdaterTests {
         let client = try PolicyUpdaterFixture.client(pinning: [], monitor: monitor)
         let updater = try fixture.updater(for: client)
         updater.start()
-        #expect(updater.install(try fixture.bundle(Self.policy, version: 4, expires: PolicyUpdaterFixture.day(2))) == .applied(version: 4))
+        #expect(
+            updater.install(try fixture.bundle(Self.policy, version: 4, expires: PolicyUpdaterFixture.day(2)))
+                == .applied(version: 4)
+        )
         #expect(updater.checkExpiry() == nil)
         // Five days later, the server (or an attacker) still serves the same bundle.
         updater.fixedNow.withLockedValue { $0 = Date().addingTimeInterval(5 * 86_400) }
@@ -333,7 +362,11 @@ struct PolicyUpdaterTests {
         }
         #expect(refusal.reason == .expired)
         #expect(client.policyBundleVersion == nil)
-        #expect(monitor.events.map(\.shortDescription).suffix(2) == ["policy_update_refused:expired", "policy_fallback:expired"])
+        #expect(
+            monitor.events.map(\.shortDescription).suffix(2) == [
+                "policy_update_refused:expired", "policy_fallback:expired",
+            ]
+        )
         #expect(monitor.events.last?.details[.version] == .number(4))
         await updater.shutdown()
 
@@ -373,9 +406,17 @@ struct PolicyUpdaterTests {
         let restarted = try fixture.updater(for: client)
         #expect(restarted.start() == .applied(version: 2))
         #expect(restarted.status.trustedKeys == next)
-        #expect(self.reason(restarted.install(try fixture.bundle(Self.policy, version: 3, by: [fixture.a]))) == .unknownKey)
-        #expect(self.reason(restarted.install(try fixture.bundle(Self.policy, version: 3, by: [fixture.b]))) == .belowThreshold)
-        #expect(restarted.install(try fixture.bundle(Self.policy, version: 3, by: [fixture.b, fixture.c])) == .applied(version: 3))
+        #expect(
+            self.reason(restarted.install(try fixture.bundle(Self.policy, version: 3, by: [fixture.a]))) == .unknownKey
+        )
+        #expect(
+            self.reason(restarted.install(try fixture.bundle(Self.policy, version: 3, by: [fixture.b])))
+                == .belowThreshold
+        )
+        #expect(
+            restarted.install(try fixture.bundle(Self.policy, version: 3, by: [fixture.b, fixture.c]))
+                == .applied(version: 3)
+        )
         await restarted.shutdown()
         await client.shutdown()
         try await fixture.tearDown()

@@ -18,13 +18,16 @@ extension BulwarkClient {
     func replacePolicy(with policy: LivePolicy) -> (policy: LivePolicy, drained: Int) {
         // Under the identity store's lock, so that an identity change cannot retire keys with a stale view of the
         // identities in between (the pool keeps retiring older generations whatever later calls say).
-        let (_, result) = self.identities.update({ _ in }) { identities in
-            self.policies.replace(with: policy) { installed in
-                self.pool.retire(policyGenerationsBelow: installed.generation) { key in
-                    key.scheme == "https" && identities.identity(forHost: key.host)?.identity != key.identity
+        let (_, result) = self.identities.update(
+            { _ in },
+            then: { identities in
+                self.policies.replace(with: policy) { installed in
+                    self.pool.retire(policyGenerationsBelow: installed.generation) { key in
+                        key.scheme == "https" && identities.identity(forHost: key.host)?.identity != key.identity
+                    }
                 }
             }
-        }
+        )
         return (result.0, result.1)
     }
 }

@@ -29,7 +29,8 @@ extension PolicyUpdater {
         ///   - trustedKeys: The keys trusted to sign bundles at first, and their threshold.
         ///   - directory: Where the last good bundle and the updater's state are kept.
         ///   - fetch: The client configuration the updater fetches with (its own pinned trust manager).
-        public init(url: String, trustedKeys: PolicyTrustedKeys, directory: String, fetch: BulwarkClient.Configuration) {
+        public init(url: String, trustedKeys: PolicyTrustedKeys, directory: String, fetch: BulwarkClient.Configuration)
+        {
             self.url = url
             self.trustedKeys = trustedKeys
             self.directory = directory

@@ -246,7 +246,11 @@ public final class PolicyUpdater: Sendable {
                     // Completes what a crash between the bundle and the state left undone.
                     try self.storage.write(bundle: bytes, state: stored, fault: nil)
                 } else {
-                    try self.storage.write(bundle: bytes, state: stored, fault: self.storageFault.withLockedValue { $0 })
+                    try self.storage.write(
+                        bundle: bytes,
+                        state: stored,
+                        fault: self.storageFault.withLockedValue { $0 }
+                    )
                 }
             } catch {
                 let refusal = PolicyBundleRefusal(

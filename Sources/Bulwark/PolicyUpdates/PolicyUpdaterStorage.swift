@@ -120,7 +120,8 @@ struct PolicyUpdaterStorage: Sendable {
     func removeTemporaryFiles() -> Int {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: self.directory)) ?? []
         var removed = 0
-        for name in names where name.hasPrefix(".") && name.contains(".tmp-")
+        for name in names
+        where name.hasPrefix(".") && name.contains(".tmp-")
             && (name.hasPrefix("." + Self.bundleName) || name.hasPrefix("." + Self.stateName))
         {
             if unlink(self.directory + "/" + name) == 0 { removed += 1 }
