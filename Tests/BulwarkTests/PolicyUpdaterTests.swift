@@ -387,6 +387,31 @@ struct PolicyUpdaterTests {
         try await fixture.tearDown()
     }
 
+    @Test("the members of a bundle's policy that do not apply to a running client are named in its event")
+    func notLiveMembersAreNamed() async throws {
+        let fixture = try await PolicyUpdaterFixture.make()
+        let monitor = RecordingEventMonitor()
+        let client = try PolicyUpdaterFixture.client(pinning: [], monitor: monitor)
+        let updater = try fixture.updater(for: client)
+        updater.start()
+        let policy = Array(
+            #"{"format":"bulwark-policy/1","tls":{"minimumVersion":"1.3"},"hosts":{"a.bulwark.test":{"evaluator":"default"}},"allowlist":["a.bulwark.test"]}"#
+                .utf8
+        )
+        #expect(updater.install(try fixture.bundle(policy, version: 1)) == .applied(version: 1))
+        let event = try #require(monitor.events.last)
+        #expect(event.message.hasSuffix("not applied to the running client: /tls/minimumVersion"))
+        // The allowlist applies live: a host outside it is refused before anything is resolved.
+        let refused = await #expect(throws: BulwarkError.self) {
+            try await client.execute(BulwarkRequest(url: "https://b.bulwark.test/"), timeout: .seconds(5))
+        }
+        #expect(refused?.code == .hostNotAllowed)
+        #expect(client.configuration.tls.minimumVersion == .tls12)
+        await updater.shutdown()
+        await client.shutdown()
+        try await fixture.tearDown()
+    }
+
     @Test("a key rotation signed by the current keys is accepted and stored; one signed by the new keys only is not")
     func keyRotation() async throws {
         let fixture = try await PolicyUpdaterFixture.make()

@@ -34,6 +34,15 @@ struct LivePolicy: Sendable {
         self.bundleVersion = nil
     }
 
+    /// The members of `file` that a running client does not apply (see the type's description), as JSON pointers.
+    static func notLive(in file: PolicyFile) -> [String] {
+        var members: [String] = []
+        if file.minimumTLSVersion != nil { members.append("/tls/minimumVersion") }
+        if !file.clientCertificates.isEmpty { members.append("/clientCertificates") }
+        if !file.credentialScopes.isEmpty { members.append("/credentialScopes") }
+        return members
+    }
+
     /// The policy `file` says, over the client's built-in `configuration`: the file's trust manager always; its
     /// allowlist and redirect policy when it has them, the built-in ones otherwise (a bundle cannot remove the
     /// allowlist the application was built with). The redirect policy keeps the built-in credential headers,

@@ -7,7 +7,8 @@ extension PolicyUpdater {
         _ verified: PolicyBundleVerifier.Verified,
         drained: Int,
         atStart: Bool,
-        rotated: PolicyTrustedKeys?
+        rotated: PolicyTrustedKeys?,
+        notLive: [String]
     ) -> SecurityEvent {
         let bundle = verified.bundle
         var message =
@@ -17,6 +18,9 @@ extension PolicyUpdater {
                 + "\(drained) connections drained"
         if let rotated {
             message += "; the trusted keys are now \(rotated.keys.count) keys, \(rotated.threshold) of which must sign"
+        }
+        if !notLive.isEmpty {
+            message += "; not applied to the running client: " + notLive.joined(separator: ", ")
         }
         return SecurityEvent(
             kind: .policyUpdated,

@@ -217,8 +217,10 @@ public final class PolicyUpdater: Sendable {
     ) -> Outcome {
         let bundle = verified.bundle
         let live: LivePolicy
+        let notLive: [String]
         do {
             let file = try PolicyFile(jsonBytes: bundle.policy, baseDirectory: nil)
+            notLive = LivePolicy.notLive(in: file)
             live = try LivePolicy(
                 file: file,
                 over: self.client.policies.builtIn,
@@ -267,7 +269,15 @@ public final class PolicyUpdater: Sendable {
             state.inForceBytes = bytes
         }
         let (_, drained) = self.client.replacePolicy(with: live)
-        self.record(Self.updatedEvent(verified, drained: drained, atStart: atStart, rotated: bundle.trustedKeys))
+        self.record(
+            Self.updatedEvent(
+                verified,
+                drained: drained,
+                atStart: atStart,
+                rotated: bundle.trustedKeys,
+                notLive: notLive
+            )
+        )
         return .applied(version: bundle.version)
     }
 
