@@ -3,6 +3,9 @@ import BulwarkPolicy
 extension BulwarkClient {
     /// The version of the signed policy bundle in force (applied by a ``PolicyUpdater``), or nil while the client's
     /// built-in policy applies.
+    ///
+    /// ``configuration`` stays the configuration the client was made with, its trust manager, allowlist and redirect
+    /// policy being the built-in ones, which apply again when a bundle expires.
     public var policyBundleVersion: UInt64? { self.policies.current.bundleVersion }
 
     /// Applies `policy` while the client runs, as ``updateClientIdentity(_:for:sessionBound:)-(_,HostPattern,_)``
