@@ -293,6 +293,9 @@ struct PolicyUpdaterTests {
         #expect(client.policyBundleVersion == nil)
         #expect(restarted.start() == .applied(version: 7))
         #expect(client.policyBundleVersion == 7)
+        let generation = client.policies.current.generation
+        #expect(restarted.start() == .unchanged(version: 7), "a second start changes nothing")
+        #expect(client.policies.current.generation == generation)
         #expect(self.reason(restarted.install(try fixture.bundle(Self.policy, version: 6))) == .rollback)
         #expect(monitor.events.last?.shortDescription == "policy_update_refused:rollback")
         await restarted.shutdown()

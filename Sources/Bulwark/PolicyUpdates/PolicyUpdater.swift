@@ -116,7 +116,13 @@ public final class PolicyUpdater: Sendable {
             guard let bytes = self.storage.readBundle(maximumSize: self.configuration.maximumBundleSize) else {
                 return .builtIn
             }
-            let (keys, highest) = self.state.withLockedValue { ($0.trustedKeys, $0.highestVersion) }
+            let (keys, highest, inForce) = self.state.withLockedValue {
+                ($0.trustedKeys, $0.highestVersion, $0.inForce)
+            }
+            if let inForce, bytes == self.state.withLockedValue({ $0.inForceBytes }), self.now < inForce.expiresAt {
+                // Started before: the stored bundle is the one in force.
+                return .unchanged(version: inForce.bundle.version)
+            }
             // The current keys first (a crash between storing the bundle and the state leaves a bundle they signed),
             // then the keys the stored bundle was verified with (a rotation bundle is signed by the keys it replaced).
             var candidates = [keys]
