@@ -19,7 +19,8 @@ struct SecurityEventDetailsTests {
             (.fetchedFrom, "fetched_from"), (.revocationStatus, "revocation_status"), (.nextUpdate, "next_update"),
             (.revokedAt, "revoked_at"), (.revocationReason, "revocation_reason"),
             (.credentials, "credentials"), (.cookies, "cookies"),
-            (.connectionsClosed, "connections_closed"), (.clientIdentities, "client_identities"), (.bytes, "bytes"),
+            (.connectionsClosed, "connections_closed"), (.clientIdentities, "client_identities"), (.version, "version"),
+            (.expires, "expires"), (.signers, "signers"), (.bytes, "bytes"),
             (.failures, "failures"),
             (.dropped, "dropped"), (.capacity, "capacity"),
         ]

@@ -43,6 +43,32 @@ enum PinningSamples {
         return configuration
     }
 
+    /// Signed policy updates for a running client. Compile-only.
+    static func policyUpdates(
+        client: BulwarkClient,
+        trustedKeyLines: String,
+        bundleServerPins: PinSet,
+        directory: String
+    ) async throws -> PolicyUpdater {
+        // docs:begin pinning-policy-updater
+        let updater = PolicyUpdater(
+            client: client,
+            configuration: .init(
+                url: "https://policy.example.com/bulwark-bundle.json",
+                trustedKeys: try PolicyTrustedKeys(fileContents: trustedKeyLines, threshold: 2),
+                directory: directory,  // the last good bundle and the highest version, kept across restarts
+                fetch: .init(
+                    trust: try ServerTrustManager(evaluators: ["policy.example.com": .publicKeys(bundleServerPins)])
+                )
+            )
+        )
+        updater.start()  // the stored bundle, verified again; or the built-in policy
+        let outcome = await updater.update()  // .applied(version:), .unchanged, .refused(reason), .fellBack(reason)
+        // docs:end
+        _ = outcome
+        return updater
+    }
+
     /// Certificate pinning. Compile-only.
     static func pinnedCertificates(serverCertificatePEM: String) throws -> ServerTrustManager {
         // docs:begin pinning-certificates

@@ -40,6 +40,8 @@ public final class BulwarkClient: Sendable {
     let pool: ConnectionPool
     /// The client identities offered now.
     let identities: ClientIdentityStore
+    /// The policy applied now (a ``PolicyUpdater`` replaces it while the client runs).
+    let policies: PolicyStore
     /// The connector, when the configuration is usable (for the identity contexts it keeps).
     let connector: Connector?
     /// What runs requests, or, for a configuration the client cannot use, the error every request fails with.
@@ -88,6 +90,7 @@ public final class BulwarkClient: Sendable {
         var configuration = configuration
         configuration.clientIdentities = ClientIdentities()
         self.baseConfiguration = configuration
+        self.policies = PolicyStore(configuration)
         self.backgroundActivityLogger = backgroundActivityLogger
         let pool = ConnectionPool(options: configuration.pool, eventLoopGroup: eventLoopGroup)
         self.pool = pool
@@ -114,7 +117,8 @@ public final class BulwarkClient: Sendable {
                     connector: connector,
                     pool: pool,
                     identities: identities,
-                    inFlight: self.inFlight
+                    inFlight: self.inFlight,
+                    policies: self.policies
                 )
             )
         } catch {

@@ -30,6 +30,9 @@ final class ConnectionPool: Sendable {
         /// The client certificate the connection authenticates with, if any: connections made with different
         /// identities (or with none) are never shared.
         var identity: ClientIdentity? = nil
+        /// The policy generation the connection was made under (see `PolicyStore`): connections made under a replaced
+        /// policy are never shared with requests that read the new one.
+        var policyGeneration = 0
     }
 
     /// A connection handed to one request.
@@ -69,6 +72,9 @@ final class ConnectionPool: Sendable {
         /// no timer outlives its purpose (NIO cancels timers by searching its timer queue).
         var idleTimers: [Int: Scheduled<Void>] = [:]
         var nextWaiterID = 0
+        /// Keys of an older policy generation are retired whatever ``retire(where:)`` is told (see
+        /// ``retire(policyGenerationsBelow:where:)``).
+        var minimumPolicyGeneration = 0
 
         /// Takes the continuations of `ids` out, in order.
         mutating func takeWaiters(_ ids: [Int]) -> [Waiter] {
@@ -115,10 +121,17 @@ final class ConnectionPool: Sendable {
     /// - Throws: ``BulwarkError`` with ``BulwarkError/Code/deadlineExceeded`` when `deadline` passes while waiting,
     ///   ``BulwarkError/Code/cancelled`` when the task is cancelled while waiting, or
     ///   ``BulwarkError/Code/clientShutdown``.
-    func acquire(_ key: Key, deadline: NIODeadline? = nil) async throws -> Acquired {
+    ///
+    /// - Parameter evenIfRetired: For a retired key, a slot for a one-off connection instead of ``Acquired/stale``:
+    ///   for a request that keeps the policy it started with after that policy was replaced.
+    func acquire(_ key: Key, deadline: NIODeadline? = nil, evenIfRetired: Bool = false) async throws -> Acquired {
         while true {
             let (acquired, timers) = self.state.withLockedValue { state in
-                let acquired = state.machine.acquire(key)
+                let acquired = state.machine.acquire(
+                    key,
+                    evenIfRetired: evenIfRetired,
+                    retired: key.policyGeneration < state.minimumPolicyGeneration
+                )
                 // Counted under the lock that hands it out, so that a drain never closes it under this request.
                 if case .lease(.http2(let connection), _, _) = acquired.action { connection.leaseTaken() }
                 var timers = acquired.closedIdle.compactMap { state.idleTimers.removeValue(forKey: $0.generation) }
@@ -328,9 +341,18 @@ final class ConnectionPool: Sendable {
     /// - Returns: The number of connections closed or set to close when idle.
     @discardableResult
     func retire(where isStale: @escaping (Key) -> Bool) -> Int {
+        self.retire(policyGenerationsBelow: nil, where: isStale)
+    }
+
+    /// ``retire(where:)``, after raising the oldest policy generation kept to `generation`: every key of an older
+    /// generation is retired too, now and by every later ``retire(where:)``.
+    @discardableResult
+    func retire(policyGenerationsBelow generation: Int?, where isStale: @escaping (Key) -> Bool) -> Int {
         let (idle, http2, waiters) = self.state.withLockedValue {
             state -> ([HTTP1Connection], [HTTP2Connection], [Waiter]) in
-            let (idle, http2, waiting) = state.machine.retire(isStale)
+            if let generation { state.minimumPolicyGeneration = max(state.minimumPolicyGeneration, generation) }
+            let minimum = state.minimumPolicyGeneration
+            let (idle, http2, waiting) = state.machine.retire { $0.policyGeneration < minimum || isStale($0) }
             for entry in idle { state.idleTimers.removeValue(forKey: entry.generation)?.cancel() }
             return (idle.map(\.connection), http2, state.takeWaiters(waiting))
         }

@@ -91,9 +91,23 @@ struct ConnectionPoolStateMachine<Key: Hashable, HTTP1: PoolableConnection, HTTP
         var retiredHTTP2: HTTP2?
     }
 
-    mutating func acquire(_ key: Key) -> Acquired {
+    /// Decides what a request for `key` gets.
+    ///
+    /// With `evenIfRetired`, a retired key gives a slot for a one-off connection (it closes after its exchange, as
+    /// every connection of a retired key does) instead of ``AcquireAction/stale``.
+    /// `retired` says the key is retired even if the machine does not know it yet (a key of a replaced policy asked
+    /// for after it was forgotten).
+    mutating func acquire(_ key: Key, evenIfRetired: Bool = false, retired: Bool = false) -> Acquired {
         guard !self.isShutdown else { return Acquired(action: .failShutdown) }
-        if self.keys[key]?.retired == true { return Acquired(action: .stale) }
+        if retired, self.keys[key]?.retired != true { self.keys[key, default: PerKey()].retired = true }
+        if self.keys[key]?.retired == true {
+            guard evenIfRetired else {
+                self.forgetIfDone(key)
+                return Acquired(action: .stale)
+            }
+            self.keys[key]?.open += 1
+            return Acquired(action: .connect)
+        }
         var perKey = self.keys[key, default: PerKey()]
         defer { self.keys[key] = perKey }
         var result = Acquired(action: .wait)

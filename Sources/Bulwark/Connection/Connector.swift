@@ -22,12 +22,12 @@ import Darwin
 /// A refused chain ends the handshake with a ``BulwarkError/Code/trustRefused`` error carrying the refusal; the
 /// connection is never retried, and no request byte is written before the handshake completed.
 struct Connector: Sendable {
-    let settings: ConnectionSettings
+    var settings: ConnectionSettings
     let sslContext: NIOSSLContext
     let eventLoopGroup: any EventLoopGroup
     let reporter: PinFailureReporter?
     /// Trusted decisions reused across this client's handshakes; nil when the configuration turns it off.
-    let decisionCache: TrustDecisionCache?
+    var decisionCache: TrustDecisionCache?
     /// The certificates this client's servers presented, parsed (decoding only; see ``CertificateParseCache``).
     let parsedCertificates = CertificateParseCache()
     /// The TLS contexts of connections that offer a client certificate, by identity and host (see

@@ -27,9 +27,13 @@ extension RequestExecutor {
                 scheme: target.scheme,
                 host: target.host,
                 port: target.port,
-                identity: identity
+                identity: identity,
+                policyGeneration: self.policy?.generation ?? 0
             )
-            let acquired = try await self.pool.acquire(key, deadline: deadline)
+            var acquired = try await self.pool.acquire(key, deadline: deadline)
+            if case .stale = acquired, self.keepsReplacedPolicy(key) {
+                acquired = try await self.pool.acquire(key, deadline: deadline, evenIfRetired: true)
+            }
             switch acquired {
             case .stale:
                 continue

@@ -12,8 +12,11 @@ import NIOHTTP1
 /// What a hop leads to is decided by a ``RedirectState`` (a value, no I/O); which credentials it gets, by the
 /// ``CredentialAttacher``.
 struct RequestExecutor: Sendable {
-    let configuration: BulwarkClient.Configuration
-    let connector: Connector
+    /// The client's configuration, its trust manager, allowlist and redirect policy being the request's policy (see
+    /// ``under(_:)``).
+    var configuration: BulwarkClient.Configuration
+    /// The client's connector, its trust manager and decision cache being the request's policy's.
+    var connector: Connector
     let pool: ConnectionPool
     let attacher: CredentialAttacher
     /// The client identities offered now (they change with ``BulwarkClient/updateClientIdentity(_:for:sessionBound:)-(_,HostPattern,_)``).
@@ -21,13 +24,18 @@ struct RequestExecutor: Sendable {
     /// The client's requests in flight: each exchange registers there until it completes, so that a graceful
     /// shutdown can wait for it and, past its grace period, fail it.
     let inFlight: InFlightRequests
+    /// The policy applied now, read once by each request; nil for an executor that keeps its configuration's.
+    let policies: PolicyStore?
+    /// The policy this executor runs a request under (see ``under(_:)``); nil before one was read.
+    var policy: LivePolicy?
 
     init(
         configuration: BulwarkClient.Configuration,
         connector: Connector,
         pool: ConnectionPool,
         identities: ClientIdentityStore,
-        inFlight: InFlightRequests = InFlightRequests()
+        inFlight: InFlightRequests = InFlightRequests(),
+        policies: PolicyStore? = nil
     ) {
         self.configuration = configuration
         self.connector = connector
@@ -35,10 +43,15 @@ struct RequestExecutor: Sendable {
         self.inFlight = inFlight
         self.attacher = CredentialAttacher(configuration: configuration)
         self.identities = identities
+        self.policies = policies
     }
 
     /// A request's response, after the redirects the policy follows; traced when the client has a tracer.
     func execute(_ request: BulwarkRequest, deadline: NIODeadline?, logger: Logger) async throws -> BulwarkResponse {
+        // The policy is read once: every hop of the request runs under it, whatever is applied meanwhile.
+        if self.policy == nil, let policies = self.policies {
+            return try await self.under(policies.current).execute(request, deadline: deadline, logger: logger)
+        }
         guard let tracer = self.configuration.tracing.tracer else {
             return try await self.run(request, deadline: deadline, logger: logger, trace: nil)
         }

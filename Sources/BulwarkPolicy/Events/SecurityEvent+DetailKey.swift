@@ -86,6 +86,15 @@ extension SecurityEvent {
         /// How many session-bound client identities a sign-out removed (number).
         public static let clientIdentities = DetailKey("client_identities")
 
+        // Policy updates.
+
+        /// The version of a policy bundle (number).
+        public static let version = DetailKey("version")
+        /// The last day a policy bundle is valid, `YYYY-MM-DD` (text).
+        public static let expires = DetailKey("expires")
+        /// The public keys (base64, with their names) whose signatures of a policy bundle verified (list).
+        public static let signers = DetailKey("signers")
+
         // Secrets.
 
         /// The size of a secret whose memory could not be locked, in bytes (number).
@@ -106,7 +115,7 @@ extension SecurityEvent {
             .presented, .verified, .cached, .certificate, .serialNumber, .fingerprint, .revocationMethod, .source,
             .fetchedFrom,
             .revocationStatus, .nextUpdate, .revokedAt, .revocationReason, .credentials, .cookies, .connectionsClosed,
-            .clientIdentities, .bytes, .failures, .dropped,
+            .clientIdentities, .version, .expires, .signers, .bytes, .failures, .dropped,
             .capacity,
         ]
 

@@ -70,13 +70,24 @@ public struct SecurityEvent: Sendable, CustomStringConvertible {
         /// the pattern, the new certificate's subject and fingerprint, the pooled connections drained).
         public static let clientIdentityUpdated = Kind("client_identity_updated")
 
+        /// A signed policy bundle was verified, stored and applied while the client ran (details: its version, its
+        /// expiry, the signers' public keys, the pooled connections drained).
+        public static let policyUpdated = Kind("policy_updated")
+        /// A policy bundle was refused and nothing changed; `reason` is the refusal's code (`rollback`, `expired`,
+        /// `below_threshold`, …), so the short form reads `policy_update_refused:rollback`.
+        public static let policyUpdateRefused = Kind("policy_update_refused")
+        /// The client's built-in policy applies again: the bundle in force expired (freeze protection), or the stored
+        /// bundle could not be used at start; `reason` says which.
+        public static let policyFallback = Kind("policy_fallback")
+
         /// Every kind, for monitors that pre-register metrics.
         public static let all: [Kind] = [
             .trustEvaluated, .trustRefused, .pinMatched, .pinFailed, .pinSetExpired, .reportOnlyViolation,
             .redirectFollowed, .redirectRefused, .requestRefusedByAllowlist, .credentialStripped,
             .requestRefusedOutOfScope, .insecureOptionUsed, .signOut, .pinFailureReportDropped,
             .secretMemoryNotLocked, .eventsDropped, .revocationChecked, .revocationUnknown, .certificateRevoked,
-            .clientCertificateSent, .clientCertificateWithheld, .clientIdentityUpdated,
+            .clientCertificateSent, .clientCertificateWithheld, .clientIdentityUpdated, .policyUpdated,
+            .policyUpdateRefused, .policyFallback,
         ]
 
         /// The ``name``.

@@ -23,6 +23,13 @@ public struct PolicyBundleRefusal: Error, Hashable, Sendable, CustomStringConver
         public static let rollback = Reason("rollback")
         /// Its expiry has passed (a frozen or stale bundle).
         public static let expired = Reason("expired")
+        /// The bundle could not be fetched: the server could not be reached or trusted under the updater's own
+        /// policy, or did not answer 200.
+        public static let fetchFailed = Reason("fetch_failed")
+        /// The bundle verified, but the policy it carries is not a valid policy file.
+        public static let invalidPolicy = Reason("invalid_policy")
+        /// The bundle verified, but it could not be stored durably, so it was not applied.
+        public static let storageFailed = Reason("storage_failed")
 
         /// The code.
         public var description: String { self.code }

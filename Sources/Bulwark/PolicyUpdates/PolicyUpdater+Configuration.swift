@@ -1,0 +1,69 @@
+import BulwarkPolicy
+import NIOCore
+
+extension PolicyUpdater {
+    /// Where a ``PolicyUpdater`` fetches bundles, whom it trusts to sign them, where it keeps them, and how it
+    /// connects: fixed when the application is built, never changed by a bundle.
+    public struct Configuration: Sendable {
+        /// The bundle's `https` URL.
+        public var url: String
+        /// The keys trusted to sign bundles at first, and how many must; a verified key-rotation bundle replaces
+        /// them (and the replacement is stored, so it holds after a restart).
+        public var trustedKeys: PolicyTrustedKeys
+        /// The directory where the last good bundle and the updater's state (the highest version accepted, the
+        /// trusted keys) are kept; created when needed. Give each updater its own.
+        public var directory: String
+        /// How the updater fetches bundles: its own client configuration, with its own trust manager (pin the bundle
+        /// server here). A bundle's policy never changes it.
+        public var fetch: BulwarkClient.Configuration
+        /// The largest bundle read (1 MiB by default); a larger one is refused with `too_large` after that many bytes,
+        /// before anything is parsed.
+        public var maximumBundleSize: Int = 1 << 20
+        /// The time limit of one fetch, connection and body included.
+        public var fetchTimeout: TimeAmount = .seconds(30)
+
+        /// An updater's configuration.
+        ///
+        /// - Parameters:
+        ///   - url: The bundle's `https` URL.
+        ///   - trustedKeys: The keys trusted to sign bundles at first, and their threshold.
+        ///   - directory: Where the last good bundle and the updater's state are kept.
+        ///   - fetch: The client configuration the updater fetches with (its own pinned trust manager).
+        public init(url: String, trustedKeys: PolicyTrustedKeys, directory: String, fetch: BulwarkClient.Configuration)
+        {
+            self.url = url
+            self.trustedKeys = trustedKeys
+            self.directory = directory
+            self.fetch = fetch
+        }
+    }
+
+    /// What one ``PolicyUpdater/start()``, ``PolicyUpdater/update()`` or ``PolicyUpdater/install(_:)`` led to.
+    public enum Outcome: Sendable, Hashable {
+        /// The bundle of this version is in force now: a newer one was applied, or the stored one at start.
+        case applied(version: UInt64)
+        /// The bundle is the one in force already; nothing changed.
+        case unchanged(version: UInt64)
+        /// No bundle is stored (at start): the client's built-in policy applies.
+        case builtIn
+        /// The bundle was refused, with an event; nothing changed.
+        case refused(PolicyBundleRefusal)
+        /// The client's built-in policy applies again, with an event: the bundle in force expired (freeze
+        /// protection), or the stored bundle could not be used at start.
+        case fellBack(PolicyBundleRefusal)
+    }
+
+    /// The updater's state.
+    public struct Status: Sendable, Hashable {
+        /// The version of the bundle in force; nil while the client's built-in policy applies.
+        public var version: UInt64?
+        /// The last day the bundle in force is valid (`YYYY-MM-DD`); nil for the built-in policy.
+        public var expires: String?
+        /// The keys whose signatures of the bundle in force verified.
+        public var signers: [PolicyPublicKey]
+        /// The highest version accepted so far, stored: an older bundle is a rollback, even after a restart.
+        public var highestVersion: UInt64?
+        /// The keys trusted to sign the next bundle, and their threshold.
+        public var trustedKeys: PolicyTrustedKeys
+    }
+}

@@ -1,0 +1,64 @@
+import BulwarkPolicy
+
+extension PolicyUpdater {
+    /// `policy_updated`: the version, expiry and signers' public keys (never a private key), and the connections
+    /// drained.
+    static func updatedEvent(
+        _ verified: PolicyBundleVerifier.Verified,
+        drained: Int,
+        atStart: Bool,
+        rotated: PolicyTrustedKeys?,
+        notLive: [String]
+    ) -> SecurityEvent {
+        let bundle = verified.bundle
+        var message =
+            atStart
+            ? "the stored policy bundle version \(bundle.version) (valid through \(bundle.expires)) applies"
+            : "policy bundle version \(bundle.version) (valid through \(bundle.expires)) applies; "
+                + "\(drained) connections drained"
+        if let rotated {
+            message += "; the trusted keys are now \(rotated.keys.count) keys, \(rotated.threshold) of which must sign"
+        }
+        if !notLive.isEmpty {
+            message += "; not applied to the running client: " + notLive.joined(separator: ", ")
+        }
+        return SecurityEvent(
+            kind: .policyUpdated,
+            message: message,
+            details: [
+                .version: .number(Int(bundle.version)),
+                .expires: .text(bundle.expires),
+                .signers: .list(verified.signers.map(\.description)),
+                .connectionsClosed: .number(drained),
+            ]
+        )
+    }
+
+    /// `policy_update_refused:CODE`.
+    static func refusedEvent(_ refusal: PolicyBundleRefusal, host: String?) -> SecurityEvent {
+        SecurityEvent(
+            kind: .policyUpdateRefused,
+            host: host,
+            reason: refusal.reason.code,
+            message: "\(refusal); the policy in force is unchanged",
+            details: [.reason: .text(refusal.reason.code)]
+        )
+    }
+
+    /// `policy_fallback:CODE`: the built-in policy applies again.
+    static func fallbackEvent(
+        _ refusal: PolicyBundleRefusal,
+        previousVersion: UInt64?,
+        drained: Int
+    ) -> SecurityEvent {
+        var details: SecurityEvent.Details = [.reason: .text(refusal.reason.code)]
+        details[.version] = previousVersion.map { .number(Int($0)) }
+        details[.connectionsClosed] = .number(drained)
+        return SecurityEvent(
+            kind: .policyFallback,
+            reason: refusal.reason.code,
+            message: "\(refusal); the client's built-in policy applies; \(drained) connections drained",
+            details: details
+        )
+    }
+}
