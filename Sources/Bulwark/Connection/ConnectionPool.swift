@@ -30,6 +30,9 @@ final class ConnectionPool: Sendable {
         /// The client certificate the connection authenticates with, if any: connections made with different
         /// identities (or with none) are never shared.
         var identity: ClientIdentity? = nil
+        /// The proxy the connection goes through, if any: connections through different proxies (or none) are never
+        /// shared.
+        var proxy: ProxyRoute? = nil
     }
 
     /// A connection handed to one request.

@@ -19,6 +19,7 @@ extension RequestExecutor {
         hop: HopTrace? = nil
     ) async throws -> BulwarkResponse {
         var retried = false
+        let proxy = try self.proxies.route(for: target)
         while true {
             // Chosen anew for each attempt: a client identity replaced meanwhile retires the keys made with the old
             // one, and a request asking for such a key is told to choose again.
@@ -27,7 +28,8 @@ extension RequestExecutor {
                 scheme: target.scheme,
                 host: target.host,
                 port: target.port,
-                identity: identity
+                identity: identity,
+                proxy: proxy
             )
             let acquired = try await self.pool.acquire(key, deadline: deadline)
             switch acquired {
@@ -120,7 +122,7 @@ extension RequestExecutor {
         registration: InFlightRequests.Registration,
         hop: HopTrace?
     ) async throws -> BulwarkResponse {
-        let head = self.makeHead(request, target: target)
+        let head = self.makeHead(request, target: target, proxy: key.proxy)
         let bodyBuffer: ByteBuffer?
         let streamProducer: (@Sendable (BulwarkRequest.BodyWriter) async throws -> Void)?
         switch request.body?.storage {
@@ -198,7 +200,13 @@ extension RequestExecutor {
             preconditionFailure("a stale key is chosen again before sending")
         case .connect:
             let eventLoop = self.connector.eventLoopGroup.next()
-            started = self.connector.connect(to: target, on: eventLoop, deadline: deadline, identity: key.identity)
+            started = self.connector.connect(
+                to: target,
+                on: eventLoop,
+                deadline: deadline,
+                identity: key.identity,
+                proxy: key.proxy
+            )
                 .flatMapErrorThrowing { error in
                     pool.connectFailed(key)
                     throw error
@@ -321,7 +329,7 @@ extension RequestExecutor {
         }
     }
 
-    private func makeHead(_ request: BulwarkRequest, target: RequestTarget) -> HTTPRequestHead {
+    private func makeHead(_ request: BulwarkRequest, target: RequestTarget, proxy: ProxyRoute?) -> HTTPRequestHead {
         var headers = request.headers
         if !headers.contains(name: "host") {
             headers.add(name: "host", value: target.hostHeader)
@@ -337,6 +345,9 @@ extension RequestExecutor {
             } else {
                 headers.add(name: "transfer-encoding", value: "chunked")
             }
+        }
+        if let proxy, proxy.endpoint.kind == .http, !target.isTLS {
+            return Self.absoluteFormHead(method: request.method, headers: headers, target: target, proxy: proxy)
         }
         return HTTPRequestHead(version: .http1_1, method: request.method, uri: target.pathAndQuery, headers: headers)
     }

@@ -21,6 +21,8 @@ struct RequestExecutor: Sendable {
     /// The client's requests in flight: each exchange registers there until it completes, so that a graceful
     /// shutdown can wait for it and, past its grace period, fail it.
     let inFlight: InFlightRequests
+    /// The proxy of each request and hop.
+    let proxies: ProxyRouter
 
     init(
         configuration: BulwarkClient.Configuration,
@@ -35,6 +37,7 @@ struct RequestExecutor: Sendable {
         self.inFlight = inFlight
         self.attacher = CredentialAttacher(configuration: configuration)
         self.identities = identities
+        self.proxies = ProxyRouter(configuration: configuration)
     }
 
     /// A request's response, after the redirects the policy follows; traced when the client has a tracer.

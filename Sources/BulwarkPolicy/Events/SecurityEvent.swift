@@ -70,13 +70,24 @@ public struct SecurityEvent: Sendable, CustomStringConvertible {
         /// the pattern, the new certificate's subject and fingerprint, the pooled connections drained).
         public static let clientIdentityUpdated = Kind("client_identity_updated")
 
+        /// A tunnel through a proxy was set up for a host (details: ``DetailKey/proxy``, the proxy's `host:port`).
+        /// The origin's trust evaluation follows, unchanged.
+        public static let proxyConnected = Kind("proxy_connected")
+        /// A proxy refused the tunnel to a host (details: the proxy and the HTTP ``DetailKey/status`` or the SOCKS5
+        /// reply code).
+        public static let proxyRefused = Kind("proxy_refused")
+        /// A proxy asked for authentication (HTTP 407, or SOCKS5 username/password); details: the proxy and the
+        /// schemes it offered. Never a credential.
+        public static let proxyAuthRequired = Kind("proxy_auth_required")
+
         /// Every kind, for monitors that pre-register metrics.
         public static let all: [Kind] = [
             .trustEvaluated, .trustRefused, .pinMatched, .pinFailed, .pinSetExpired, .reportOnlyViolation,
             .redirectFollowed, .redirectRefused, .requestRefusedByAllowlist, .credentialStripped,
             .requestRefusedOutOfScope, .insecureOptionUsed, .signOut, .pinFailureReportDropped,
             .secretMemoryNotLocked, .eventsDropped, .revocationChecked, .revocationUnknown, .certificateRevoked,
-            .clientCertificateSent, .clientCertificateWithheld, .clientIdentityUpdated,
+            .clientCertificateSent, .clientCertificateWithheld, .clientIdentityUpdated, .proxyConnected,
+            .proxyRefused, .proxyAuthRequired,
         ]
 
         /// The ``name``.
