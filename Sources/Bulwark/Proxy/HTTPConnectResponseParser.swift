@@ -66,9 +66,9 @@ struct HTTPConnectResponseParser {
         guard head.allSatisfy({ $0 == 0x09 || $0 == 0x0A || $0 == 0x0D || (0x20..<0x7F).contains($0) }) else {
             throw .garbage("the answer to CONNECT holds bytes that are not HTTP header text")
         }
-        let text = String(decoding: head, as: UTF8.self)
-        let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map {
-            $0.hasSuffix("\r") ? $0.dropLast() : $0
+        // Split on the bytes: in a Swift string, "\r\n" is one character, which a split on "\n" would not find.
+        let lines = head.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).map { line in
+            Substring(String(decoding: line.last == UInt8(ascii: "\r") ? line.dropLast() : line, as: UTF8.self))
         }
         guard let statusLine = lines.first else { throw .garbage("the answer to CONNECT is empty") }
         // HTTP/1.1 200 Connection established
