@@ -95,8 +95,14 @@ struct ProxyEnvironmentTests {
     @Test("http: http_proxy in lower case only (HTTP_PROXY is httpoxy), then all_proxy")
     func httpLowerCaseOnly() throws {
         #expect(try endpoint(["HTTP_PROXY": "http://evil:1"], scheme: "http") == nil)
-        #expect(try endpoint(["HTTP_PROXY": "http://evil:1", "ALL_PROXY": "http://all:2"], scheme: "http") == "ALL_PROXY http://all:2")
-        #expect(try endpoint(["http_proxy": "http://good:3", "HTTP_PROXY": "http://evil:1"], scheme: "http") == "http_proxy http://good:3")
+        #expect(
+            try endpoint(["HTTP_PROXY": "http://evil:1", "ALL_PROXY": "http://all:2"], scheme: "http")
+                == "ALL_PROXY http://all:2"
+        )
+        #expect(
+            try endpoint(["http_proxy": "http://good:3", "HTTP_PROXY": "http://evil:1"], scheme: "http")
+                == "http_proxy http://good:3"
+        )
         // An https request never reads http_proxy.
         #expect(try endpoint(["http_proxy": "http://good:3"], scheme: "https") == nil)
     }
@@ -119,14 +125,22 @@ struct ProxyEnvironmentTests {
     @Test("a value without a scheme is an http proxy on port 1080; socks5 and socks5h are SOCKS5")
     func schemesAndPorts() throws {
         #expect(try endpoint(["https_proxy": "proxy.corp"], scheme: "https") == "https_proxy http://proxy.corp:1080")
-        #expect(try endpoint(["https_proxy": "socks5h://127.0.0.1:9050"], scheme: "https") == "https_proxy socks5://127.0.0.1:9050")
-        #expect(try endpoint(["https_proxy": "socks5://[::1]:1080/"], scheme: "https") == "https_proxy socks5://[::1]:1080")
+        #expect(
+            try endpoint(["https_proxy": "socks5h://127.0.0.1:9050"], scheme: "https")
+                == "https_proxy socks5://127.0.0.1:9050"
+        )
+        #expect(
+            try endpoint(["https_proxy": "socks5://[::1]:1080/"], scheme: "https") == "https_proxy socks5://[::1]:1080"
+        )
     }
 
     @Test("an unreadable variable is reported by name, never by value")
     func unreadable() {
         let error = #expect(throws: ProxyURLError.self) {
-            try ProxyEnvironment(["https_proxy": "socks4://user:hunter2@proxy:1080"]).proxy(forScheme: "https", host: "a")
+            try ProxyEnvironment(["https_proxy": "socks4://user:hunter2@proxy:1080"]).proxy(
+                forScheme: "https",
+                host: "a"
+            )
         }
         #expect(error?.description.hasPrefix("https_proxy: ") == true)
         #expect(error?.description.contains("hunter2") == false)
@@ -154,20 +168,29 @@ struct ProxyEndpointTests {
         #expect(String(reflecting: credentials!) == "ProxyCredentials(<redacted>)")
     }
 
-    @Test("refused proxy URLs", arguments: [
-        "https://proxy:443", "socks4://proxy:1080", "ftp://proxy", "http://proxy:0", "http://proxy:65536",
-        "http://proxy:12ab", "http://proxy/path", "http://proxy?q", "http://", "http://user:%zz@proxy",
-        "http://[::1", "http://pro xy:1",
-    ])
+    @Test(
+        "refused proxy URLs",
+        arguments: [
+            "https://proxy:443", "socks4://proxy:1080", "ftp://proxy", "http://proxy:0", "http://proxy:65536",
+            "http://proxy:12ab", "http://proxy/path", "http://proxy?q", "http://", "http://user:%zz@proxy",
+            "http://[::1", "http://pro xy:1",
+        ]
+    )
     func refused(_ text: String) {
         #expect(throws: ProxyURLError.self) { try ProxyEndpoint.parse(text) }
     }
 
     @Test("credentials are checked: no colon or control in the user name, at most 255 bytes each")
     func credentialChecks() {
-        #expect(throws: CredentialError.self) { try ProxyCredentials(username: "a:b", password: SecretBytes(utf8: "x")) }
-        #expect(throws: CredentialError.self) { try ProxyCredentials(username: "a\n", password: SecretBytes(utf8: "x")) }
-        #expect(throws: CredentialError.self) { try ProxyCredentials(username: "a", password: SecretBytes(utf8: "x\r")) }
+        #expect(throws: CredentialError.self) {
+            try ProxyCredentials(username: "a:b", password: SecretBytes(utf8: "x"))
+        }
+        #expect(throws: CredentialError.self) {
+            try ProxyCredentials(username: "a\n", password: SecretBytes(utf8: "x"))
+        }
+        #expect(throws: CredentialError.self) {
+            try ProxyCredentials(username: "a", password: SecretBytes(utf8: "x\r"))
+        }
         #expect(throws: CredentialError.self) {
             try ProxyCredentials(username: "a", password: SecretBytes(utf8: String(repeating: "p", count: 256)))
         }

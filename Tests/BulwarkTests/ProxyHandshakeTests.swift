@@ -20,7 +20,9 @@ struct HTTPConnectResponseParserTests {
         let head = HTTPConnectResponseParser.Head(status: 200, reason: "Connection established", challenges: [])
         #expect(try parse([text]) == .head(head, trailing: 0))
         #expect(try parse(text.map { String($0) }) == .head(head, trailing: 0))
-        #expect(try parse(["HTTP/1.0 200 OK\n\n"]) == .head(.init(status: 200, reason: "OK", challenges: []), trailing: 0))
+        #expect(
+            try parse(["HTTP/1.0 200 OK\n\n"]) == .head(.init(status: 200, reason: "OK", challenges: []), trailing: 0)
+        )
         #expect(try parse(["HTTP/1.1 200 Connection est"]) == .needMore)
     }
 
@@ -45,11 +47,16 @@ struct HTTPConnectResponseParserTests {
         #expect(outcome == .head(head, trailing: 10))
     }
 
-    @Test("garbage is refused early", arguments: [
-        "SSH-2.0-OpenSSH_9.2\r\n", "\u{16}\u{03}\u{01}\u{02}\u{00}\u{01}", "HTTP/2 200\r\n\r\n", "HTTP/1.1 2000 OK\r\n\r\n",
-        "HTTP/1.1 abc OK\r\n\r\n", "HTTP/1.1 200 OK\r\nno colon here\r\n\r\n", "HTTP/1.1 200 OK\r\nBad Name: x\r\n\r\n",
-        "HTTP/1.1 200 OK\r\nX: \u{01}\r\n\r\n",
-    ])
+    @Test(
+        "garbage is refused early",
+        arguments: [
+            "SSH-2.0-OpenSSH_9.2\r\n", "\u{16}\u{03}\u{01}\u{02}\u{00}\u{01}", "HTTP/2 200\r\n\r\n",
+            "HTTP/1.1 2000 OK\r\n\r\n",
+            "HTTP/1.1 abc OK\r\n\r\n", "HTTP/1.1 200 OK\r\nno colon here\r\n\r\n",
+            "HTTP/1.1 200 OK\r\nBad Name: x\r\n\r\n",
+            "HTTP/1.1 200 OK\r\nX: \u{01}\r\n\r\n",
+        ]
+    )
     func garbage(_ text: String) {
         #expect(throws: ProxyHandshakeFailure.self) { try parse([text]) }
     }

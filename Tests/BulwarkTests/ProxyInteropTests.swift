@@ -52,7 +52,9 @@ struct ProxyInteropTests {
 
     // MARK: - squid
 
-    @Test("squid: a pinned request through CONNECT succeeds; the 407 is answered once with Basic; the log shows the CONNECT only")
+    @Test(
+        "squid: a pinned request through CONNECT succeeds; the 407 is answered once with Basic; the log shows the CONNECT only"
+    )
     func squidPinned() async throws {
         let nginx = try await NginxServer.start(chain: chain)
         defer { nginx.stop() }
@@ -141,10 +143,10 @@ struct ProxyInteropTests {
             URL(string: "http://127.0.0.1:\(squid.port)")!,
             credentials: try credentials(SquidProxy.username, SquidProxy.password)
         )
-        try await withClient(
-            proxy: proxy,
-            configure: { $0.allowlist = try! HostAllowlist(patterns: ["localhost"]) }
-        ) { client in
+        let allowlist: (inout BulwarkClient.Configuration) -> Void = {
+            $0.allowlist = try! HostAllowlist(patterns: ["localhost"])
+        }
+        try await withClient(proxy: proxy, configure: allowlist) { client in
             let error = await #expect(throws: BulwarkError.self) {
                 try await client.execute(BulwarkRequest(url: "https://refused.example/"))
             }
@@ -224,13 +226,11 @@ struct ProxyInteropTests {
             credentials: try credentials(DanteProxy.username, DanteProxy.password)
         )
         let monitor = RecordingEventMonitor()
-        try await withClient(
-            proxy: proxy,
-            monitor: monitor,
-            configure: {
-                $0.trust = try! ServerTrustManager(evaluators: ["origin.bulwark.test": .default(roots: .custom([root]))])
-            }
-        ) { client in
+        let roots = [self.root]
+        let trust: (inout BulwarkClient.Configuration) -> Void = {
+            $0.trust = try! ServerTrustManager(evaluators: ["origin.bulwark.test": .default(roots: .custom(roots))])
+        }
+        try await withClient(proxy: proxy, monitor: monitor, configure: trust) { client in
             let error = await #expect(throws: BulwarkError.self) {
                 try await client.execute(BulwarkRequest(url: "https://origin.bulwark.test:8443/"))
             }

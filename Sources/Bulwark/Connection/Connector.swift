@@ -167,25 +167,25 @@ struct Connector: Sendable {
         let (connectHost, connectPort) = self.resolve(host: host, port: port)
         let connectLimit = Self.limit(self.settings.timeouts.connect, by: deadline)
         let installTLS: @Sendable (any Channel) throws -> Void = { channel in
-                    let tlsHandler = try NIOSSLClientHandler(
-                        context: sslContext,
-                        serverHostname: serverName,
-                        customVerificationCallbackWithMetadata: { certificates, promise in
-                            verification.verify(certificates, promise: promise)
-                        }
-                    )
-                    try channel.pipeline.syncOperations.addHandler(tlsHandler)
-                    let observer = HandshakeObserver(
-                        onCompleted: { negotiated in
-                            do {
-                                handshakePromise.succeed((try configure(channel, negotiated), negotiated))
-                            } catch {
-                                handshakePromise.fail(error)
-                            }
-                        },
-                        onFailed: { handshakePromise.fail($0) }
-                    )
-                    try channel.pipeline.syncOperations.addHandler(observer)
+            let tlsHandler = try NIOSSLClientHandler(
+                context: sslContext,
+                serverHostname: serverName,
+                customVerificationCallbackWithMetadata: { certificates, promise in
+                    verification.verify(certificates, promise: promise)
+                }
+            )
+            try channel.pipeline.syncOperations.addHandler(tlsHandler)
+            let observer = HandshakeObserver(
+                onCompleted: { negotiated in
+                    do {
+                        handshakePromise.succeed((try configure(channel, negotiated), negotiated))
+                    } catch {
+                        handshakePromise.fail(error)
+                    }
+                },
+                onFailed: { handshakePromise.fail($0) }
+            )
+            try channel.pipeline.syncOperations.addHandler(observer)
         }
         let channel: EventLoopFuture<any Channel>
         if let proxy {
@@ -214,7 +214,8 @@ struct Connector: Sendable {
         // each way, on every new connection.
         let handshakeTimeout = self.settings.timeouts.tlsHandshake
         let minimumVersion = self.settings.tls.minimumVersion
-        return channel
+        return
+            channel
             .flatMapError { error -> EventLoopFuture<any Channel> in
                 handshakePromise.fail(error)
                 return eventLoop.makeFailedFuture(
@@ -362,39 +363,47 @@ struct Connector: Sendable {
         let decompression = self.settings.decompression
         let idleRead = self.settings.timeouts.idleRead
         let host = target.host
-        return self.openPlain(bootstrap, host: connectHost, port: connectPort, target: target, proxy: proxy, on: eventLoop, deadline: deadline)
-            .flatMapErrorThrowing {
-                throw Self.mapConnectError($0, host: host, port: target.port, deadlineBound: connectLimit.deadlineBound)
-            }
-            .flatMapThrowing { channel in
-                // On the channel's event loop: the bootstrap's group is that one loop.
-                let handler: HTTPExchangeHandler
-                do {
-                    handler = try Self.addHTTP1Handlers(
-                        to: channel.pipeline.syncOperations,
-                        host: host,
-                        decompression: decompression,
-                        idleRead: idleRead
-                    )
-                } catch {
-                    channel.close(promise: nil)
-                    throw BulwarkError(
-                        .connectFailed,
-                        host: host,
-                        detail: "the connection to \(host) could not be set up",
-                        underlying: String(reflecting: error)
-                    )
-                }
-                let trust = ServerTrustInfo(presentedChain: [], trustedChain: nil, applicationProtocol: "http/1.1")
-                return .http1(
-                    HTTP1Connection(
-                        channel: channel,
-                        handler: NIOLoopBound(handler, eventLoop: channel.eventLoop),
-                        trust: trust,
-                        id: id
-                    )
+        return self.openPlain(
+            bootstrap,
+            host: connectHost,
+            port: connectPort,
+            target: target,
+            proxy: proxy,
+            on: eventLoop,
+            deadline: deadline
+        )
+        .flatMapErrorThrowing {
+            throw Self.mapConnectError($0, host: host, port: target.port, deadlineBound: connectLimit.deadlineBound)
+        }
+        .flatMapThrowing { channel in
+            // On the channel's event loop: the bootstrap's group is that one loop.
+            let handler: HTTPExchangeHandler
+            do {
+                handler = try Self.addHTTP1Handlers(
+                    to: channel.pipeline.syncOperations,
+                    host: host,
+                    decompression: decompression,
+                    idleRead: idleRead
+                )
+            } catch {
+                channel.close(promise: nil)
+                throw BulwarkError(
+                    .connectFailed,
+                    host: host,
+                    detail: "the connection to \(host) could not be set up",
+                    underlying: String(reflecting: error)
                 )
             }
+            let trust = ServerTrustInfo(presentedChain: [], trustedChain: nil, applicationProtocol: "http/1.1")
+            return .http1(
+                HTTP1Connection(
+                    channel: channel,
+                    handler: NIOLoopBound(handler, eventLoop: channel.eventLoop),
+                    trust: trust,
+                    id: id
+                )
+            )
+        }
     }
 
     static func addHTTP1Handlers(

@@ -207,11 +207,11 @@ extension RequestExecutor {
                 identity: key.identity,
                 proxy: key.proxy
             )
-                .flatMapErrorThrowing { error in
-                    pool.connectFailed(key)
-                    throw error
-                }
-                .flatMap { connection in start(pool.connected(connection, key: key)) }
+            .flatMapErrorThrowing { error in
+                pool.connectFailed(key)
+                throw error
+            }
+            .flatMap { connection in start(pool.connected(connection, key: key)) }
         }
         // What the task waits for until the exchange has started: `started`, or its abandonment (cancellation, or the
         // deadline while connecting), whichever comes first. A promise completed twice keeps its first result.

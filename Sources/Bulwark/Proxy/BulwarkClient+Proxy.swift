@@ -65,7 +65,11 @@ extension BulwarkClient {
             Self.parse(text, expecting: nil, credentials: credentials)
         }
 
-        private static func parse(_ text: String, expecting kind: ProxyEndpoint.Kind?, credentials: ProxyCredentials?)
+        private static func parse(
+            _ text: String,
+            expecting kind: ProxyEndpoint.Kind?,
+            credentials: ProxyCredentials?
+        )
             -> Proxy
         {
             do {

@@ -236,7 +236,13 @@ extension Connector {
                 )
             }
         case .socks5:
-            return self.openTunnel(through: proxy, host: target.host, port: target.port, on: eventLoop, deadline: deadline)
+            return self.openTunnel(
+                through: proxy,
+                host: target.host,
+                port: target.port,
+                on: eventLoop,
+                deadline: deadline
+            )
         }
     }
 }

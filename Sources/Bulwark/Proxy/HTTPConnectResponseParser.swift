@@ -52,7 +52,8 @@ struct HTTPConnectResponseParser {
         while index < bytes.count {
             if bytes[index] == UInt8(ascii: "\n") {
                 if index + 1 < bytes.count, bytes[index + 1] == UInt8(ascii: "\n") { return index + 2 }
-                if index + 2 < bytes.count, bytes[index + 1] == UInt8(ascii: "\r"), bytes[index + 2] == UInt8(ascii: "\n")
+                if index + 2 < bytes.count, bytes[index + 1] == UInt8(ascii: "\r"),
+                    bytes[index + 2] == UInt8(ascii: "\n")
                 {
                     return index + 3
                 }

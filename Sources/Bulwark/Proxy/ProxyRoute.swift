@@ -58,7 +58,8 @@ struct ProxyRouter: Sendable {
     ///   names it) cannot be read.
     func route(for target: RequestTarget) throws(BulwarkError) -> ProxyRoute? {
         if self.isDirect { return nil }
-        let choice = self.overrides.isEmpty ? self.base : (self.overrides.match(canonicalHost: target.host)?.value ?? self.base)
+        let choice =
+            self.overrides.isEmpty ? self.base : (self.overrides.match(canonicalHost: target.host)?.value ?? self.base)
         switch choice {
         case .direct:
             return nil

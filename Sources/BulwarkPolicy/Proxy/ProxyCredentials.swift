@@ -29,7 +29,9 @@ public struct ProxyCredentials: Sendable, Hashable, CustomStringConvertible, Cus
         else {
             throw CredentialError(.invalidUsername, headerName: "Proxy-Authorization")
         }
-        let valid = password.withUnsafeBytes { $0.count <= Self.maximumPartLength && !$0.contains(where: Self.isControl) }
+        let valid = password.withUnsafeBytes {
+            $0.count <= Self.maximumPartLength && !$0.contains(where: Self.isControl)
+        }
         guard valid else {
             throw CredentialError(.invalidValue, headerName: "Proxy-Authorization")
         }
@@ -57,7 +59,10 @@ public struct ProxyCredentials: Sendable, Hashable, CustomStringConvertible, Cus
     ) -> Result? {
         let split = self.usernameCount
         return self.secret.withUnsafeBytes { bytes in
-            body(UnsafeRawBufferPointer(rebasing: bytes[..<split]), UnsafeRawBufferPointer(rebasing: bytes[(split + 1)...]))
+            body(
+                UnsafeRawBufferPointer(rebasing: bytes[..<split]),
+                UnsafeRawBufferPointer(rebasing: bytes[(split + 1)...])
+            )
         }
     }
 

@@ -54,7 +54,9 @@ public struct ProxyEndpoint: Sendable, Hashable, CustomStringConvertible {
     ///
     /// - Returns: The endpoint, and the credentials of its user information when it has any.
     /// - Throws: ``ProxyURLError`` saying what is wrong; its text never holds the user information.
-    public static func parse(_ text: String) throws(ProxyURLError) -> (endpoint: ProxyEndpoint, credentials: ProxyCredentials?) {
+    public static func parse(
+        _ text: String
+    ) throws(ProxyURLError) -> (endpoint: ProxyEndpoint, credentials: ProxyCredentials?) {
         var rest = Substring(text.trimmingASCIISpaces())
         var kind = Kind.http
         if let range = rest.range(of: "://") {
@@ -65,8 +67,10 @@ public struct ProxyEndpoint: Sendable, Hashable, CustomStringConvertible {
             case "https":
                 throw ProxyURLError("https proxies (TLS to the proxy) are not supported yet; use an http proxy")
             default:
-                throw ProxyURLError("the scheme \"\(Self.printable(scheme))\" is not a supported proxy scheme "
-                    + "(http, socks5, socks5h)")
+                throw ProxyURLError(
+                    "the scheme \"\(Self.printable(scheme))\" is not a supported proxy scheme "
+                        + "(http, socks5, socks5h)"
+                )
             }
             rest = rest[range.upperBound...]
         }
@@ -157,7 +161,11 @@ public struct ProxyEndpoint: Sendable, Hashable, CustomStringConvertible {
     }
 
     private static func printable(_ text: String) -> String {
-        String(text.unicodeScalars.map { $0.isASCII && $0.value >= 0x20 && $0.value < 0x7F ? Character($0) : "?" }.prefix(20))
+        String(
+            text.unicodeScalars.map { $0.isASCII && $0.value >= 0x20 && $0.value < 0x7F ? Character($0) : "?" }.prefix(
+                20
+            )
+        )
     }
 }
 
