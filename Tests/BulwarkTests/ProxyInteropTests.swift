@@ -244,3 +244,88 @@ struct ProxyInteropTests {
         #expect(dante.log().contains("origin.bulwark.test"), "\(dante.log())")
     }
 }
+
+@Suite("bulwark fetch through proxies", .serialized, .tags(.externalPeers))
+struct ProxyCLITests {
+    static func run(_ arguments: [String], environment: [String: String] = [:]) async throws -> CLI.Result {
+        // The test process's own proxy variables must not decide for these runs.
+        var variables = [
+            "https_proxy": "", "HTTPS_PROXY": "", "http_proxy": "", "all_proxy": "", "ALL_PROXY": "", "no_proxy": "",
+            "NO_PROXY": "",
+        ]
+        variables.merge(environment) { $1 }
+        let result = try await ProcessRunner.run(CLI.binary, arguments, environment: variables, timeout: .seconds(120))
+        return CLI.Result(status: result.status, stdout: result.output, stderr: result.stderr)
+    }
+
+    @Test("--proxy with --proxy-user-file, a wrong password, the environment, and --noproxy")
+    func fetchThroughSquid() async throws {
+        let chain = InteropChain.shared
+        let nginx = try await NginxServer.start(chain: chain)
+        defer { nginx.stop() }
+        let squid = try await SquidProxy.start()
+        defer { squid.stop() }
+        let root = try CLI.write(chain.root.certificatePEM, name: "root.pem")
+        let good = try CLI.write("\(SquidProxy.username):\(SquidProxy.password)\n", name: "proxy-user")
+        let bad = try CLI.write("\(SquidProxy.username):wrong-password\n", name: "proxy-user-bad")
+        defer { for path in [root, good, bad] { try? FileManager.default.removeItem(atPath: path) } }
+        let url = "https://localhost:\(nginx.port)/hello"
+        let proxy = "http://127.0.0.1:\(squid.port)"
+
+        let ok = try await Self.run(["fetch", url, "--ca", root, "--proxy", proxy, "--proxy-user-file", good])
+        #expect(ok.status == 0, "\(ok.stderr)")
+        #expect(ok.stdout == "hello from nginx\n")
+        #expect(ok.stderr.hasPrefix("h2 200 OK\ntrusted; verified chain:\n"), "\(ok.stderr)")
+
+        let refused = try await Self.run(["fetch", url, "--ca", root, "--proxy", proxy, "--proxy-user-file", bad])
+        #expect(refused.status == 3)
+        #expect(
+            refused.stderr
+                == "bulwark fetch: proxy_auth_failed (localhost): the proxy at 127.0.0.1:\(squid.port) refused the "
+                + "proxy credentials: 407 Proxy Authentication Required\n"
+        )
+        #expect(!refused.stderr.contains("wrong-password"))
+
+        let noCredentials = try await Self.run(["fetch", url, "--ca", root, "--proxy", proxy])
+        #expect(noCredentials.status == 3)
+        #expect(
+            noCredentials.stderr
+                == "bulwark fetch: proxy_auth_required (localhost): the proxy at 127.0.0.1:\(squid.port) requires "
+                + "authentication: 407 Proxy Authentication Required (it offers Basic); no proxy credentials are "
+                + "configured\n"
+        )
+
+        // The environment, as curl reads it: credentials in the URL's user information, percent-encoded.
+        let environmentProxy = "http://\(SquidProxy.username):\(SquidProxy.password)@127.0.0.1:\(squid.port)"
+        // squid writes a line when a transaction ends: its start-up probe, then 407 + tunnel, 407 + 407, and 407.
+        let before = try await squid.accessLog(atLeast: 6).count
+        #expect(before == 6)
+        let fromEnvironment = try await Self.run(
+            ["fetch", url, "--ca", root],
+            environment: ["HTTPS_PROXY": environmentProxy]
+        )
+        #expect(fromEnvironment.status == 0, "\(fromEnvironment.stderr)")
+        #expect(fromEnvironment.stdout == "hello from nginx\n")
+        let afterEnvironment = try await squid.accessLog(atLeast: before + 2)
+        #expect(afterEnvironment.count == before + 2, "a 407, then the tunnel: \(afterEnvironment)")
+
+        // --noproxy (and no_proxy) send the host direct: squid sees nothing more.
+        let direct = try await Self.run(
+            ["fetch", url, "--ca", root, "--noproxy", "localhost"],
+            environment: ["https_proxy": environmentProxy]
+        )
+        #expect(direct.status == 0, "\(direct.stderr)")
+        let viaNoProxy = try await Self.run(
+            ["fetch", url, "--ca", root],
+            environment: ["https_proxy": environmentProxy, "no_proxy": ".localhost,127.0.0.1"]
+        )
+        #expect(viaNoProxy.status == 0, "\(viaNoProxy.stderr)")
+        try await Task.sleep(for: .milliseconds(300))
+        let final = try await squid.accessLog(atLeast: 0, timeout: .zero)
+        #expect(final.count == afterEnvironment.count, "\(final.suffix(3))")
+
+        let unreadable = try await Self.run(["fetch", url, "--ca", root, "--proxy-user-file", good])
+        #expect(unreadable.status == 64 || unreadable.status == 2, "\(unreadable.status) \(unreadable.stderr)")
+        #expect(unreadable.stderr.contains("--proxy-user-file needs --proxy"))
+    }
+}

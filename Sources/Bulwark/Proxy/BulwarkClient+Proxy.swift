@@ -17,7 +17,7 @@ extension BulwarkClient {
             case direct
             /// The environment's variables; nil for this process's environment when the client is made.
             case environment(ProxyEnvironment?)
-            case server(ProxyEndpoint, ProxyCredentials?)
+            case server(ProxyEndpoint, ProxyCredentials?, bypass: NoProxyList?)
             /// A proxy URL that could not be read: every request fails with ``BulwarkError/Code/invalidConfiguration``.
             case invalid(String)
         }
@@ -77,7 +77,7 @@ extension BulwarkClient {
                 if let kind, endpoint.kind != kind {
                     return Proxy(storage: .invalid("the proxy URL's scheme is not \(kind.rawValue)"))
                 }
-                return Proxy(storage: .server(endpoint, credentials ?? fromURL))
+                return Proxy(storage: .server(endpoint, credentials ?? fromURL, bypass: nil))
             } catch {
                 return Proxy(storage: .invalid(error.description))
             }
@@ -89,9 +89,25 @@ extension BulwarkClient {
             switch self.storage {
             case .direct: return "none"
             case .environment: return "environment"
-            case .server(let endpoint, let credentials):
+            case .server(let endpoint, let credentials, let bypass):
                 return endpoint.description + (credentials == nil ? "" : " (credentials)")
+                    + (bypass.map { " bypassing \"\($0)\"" } ?? "")
             case .invalid(let why): return "invalid (\(why))"
+            }
+        }
+
+        /// This proxy, except for the hosts `list` matches (curl's `--noproxy`), which go direct. For
+        /// ``environment``, `list` replaces the environment's `no_proxy` and `NO_PROXY`; on ``none`` it changes
+        /// nothing.
+        public func bypassing(_ list: NoProxyList) -> Proxy {
+            switch self.storage {
+            case .direct, .invalid: return self
+            case .environment(let environment):
+                return .environment(
+                    ProxyEnvironment(environment?.variables ?? ProcessInfo.processInfo.environment, noProxy: list)
+                )
+            case .server(let endpoint, let credentials, _):
+                return Proxy(storage: .server(endpoint, credentials, bypass: list))
             }
         }
 

@@ -20,15 +20,15 @@ struct ProxyRouter: Sendable {
     private enum Choice: Sendable {
         case direct
         case environment(ProxyEnvironment)
-        case route(ProxyRoute)
+        case route(ProxyRoute, bypass: NoProxyList?)
         case invalid(String)
 
         init(_ proxy: BulwarkClient.Proxy) {
             switch proxy.storage {
             case .direct: self = .direct
             case .environment(let environment): self = .environment(environment ?? .process())
-            case .server(let endpoint, let credentials):
-                self = .route(ProxyRoute(endpoint: endpoint, credentials: credentials))
+            case .server(let endpoint, let credentials, let bypass):
+                self = .route(ProxyRoute(endpoint: endpoint, credentials: credentials), bypass: bypass)
             case .invalid(let why): self = .invalid(why)
             }
         }
@@ -63,7 +63,8 @@ struct ProxyRouter: Sendable {
         switch choice {
         case .direct:
             return nil
-        case .route(let route):
+        case .route(let route, let bypass):
+            if let bypass, bypass.matches(target.host) { return nil }
             return route
         case .invalid(let why):
             throw BulwarkError.invalidConfiguration("proxy: " + why)

@@ -26,7 +26,7 @@ public struct ProxyEnvironment: Sendable {
 
     /// The proxy variables, by name (only the ones read: `http_proxy`, `https_proxy`, `HTTPS_PROXY`, `all_proxy`,
     /// `ALL_PROXY`, `no_proxy`, `NO_PROXY`, and their equivalents for other schemes).
-    private let variables: [String: String]
+    package let variables: [String: String]
     /// The bypass list from `no_proxy` or `NO_PROXY`, or the one given in place of both.
     public let noProxy: NoProxyList?
 

@@ -89,14 +89,12 @@ final class SquidProxy: Sendable {
     func accessLog(atLeast count: Int, timeout: Duration = .seconds(10)) async throws -> [String] {
         let clock = ContinuousClock()
         let deadline = clock.now.advanced(by: timeout)
-        var lines: [String] = []
-        while clock.now < deadline {
+        while true {
             let text = (try? String(contentsOfFile: self.accessLogPath, encoding: .utf8)) ?? ""
-            lines = text.split(separator: "\n").map(String.init)
-            if lines.count >= count { return lines }
+            let lines = text.split(separator: "\n").map(String.init)
+            if lines.count >= count || clock.now >= deadline { return lines }
             try await Task.sleep(for: .milliseconds(50))
         }
-        return lines
     }
 
     func stop() { self.peer.stop() }
