@@ -21,7 +21,7 @@ struct SecurityEventDetailsTests {
             (.credentials, "credentials"), (.cookies, "cookies"),
             (.connectionsClosed, "connections_closed"), (.clientIdentities, "client_identities"), (.bytes, "bytes"),
             (.failures, "failures"),
-            (.dropped, "dropped"), (.capacity, "capacity"),
+            (.dropped, "dropped"), (.capacity, "capacity"), (.proxy, "proxy"), (.schemes, "schemes"),
         ]
         #expect(SecurityEvent.DetailKey.all == table.map(\.0))
         for (key, code) in table {

@@ -96,8 +96,8 @@ extension BulwarkClient {
             }
         }
 
-        /// This proxy, except for the hosts `list` matches (curl's `--noproxy`), which go direct. For
-        /// ``environment``, `list` replaces the environment's `no_proxy` and `NO_PROXY`; on ``none`` it changes
+        /// This proxy, except for the hosts `list` matches (curl's `--noproxy`), which go direct. For the
+        /// environment's proxies, `list` replaces the environment's `no_proxy` and `NO_PROXY`; with no proxy it changes
         /// nothing.
         public func bypassing(_ list: NoProxyList) -> Proxy {
             switch self.storage {
