@@ -1,4 +1,5 @@
 import BulwarkPolicy
+import Foundation
 import Testing
 
 @testable import Bulwark
@@ -182,3 +183,58 @@ struct SOCKS5HandshakeTests {
         )
     }
 }
+
+@Suite("Choosing the proxy of each request and hop")
+struct ProxyRouterTests {
+    func router(_ configure: (inout BulwarkClient.Configuration) throws -> Void) throws -> ProxyRouter {
+        var configuration = BulwarkClient.Configuration(trust: try ServerTrustManager(evaluators: [:]))
+        try configure(&configuration)
+        return ProxyRouter(configuration: configuration)
+    }
+
+    func route(_ router: ProxyRouter, _ url: String) throws -> String? {
+        try router.route(for: try RequestTarget(URL(string: url)!)).map(\.description)
+    }
+
+    @Test("each hop chooses for its own host and scheme: no_proxy and the overrides may differ per hop")
+    func perHop() throws {
+        let environment = try router {
+            $0.proxy = .environment(
+                ProxyEnvironment([
+                    "https_proxy": "http://proxy.corp:3128", "http_proxy": "socks5://127.0.0.1:1080",
+                    "no_proxy": ".internal.example",
+                ])
+            )
+        }
+        #expect(try route(environment, "https://api.example/start") == "http://proxy.corp:3128")
+        #expect(try route(environment, "https://svc.internal.example/next") == nil)
+        #expect(try route(environment, "http://api.example/") == "socks5://127.0.0.1:1080")
+
+        let overridden = try router {
+            $0.proxy = .http(URL(string: "http://proxy.corp:3128")!)
+            $0.proxyOverrides = try .init([
+                "**.internal.example": .none, "tor.example": .socks5(URL(string: "socks5h://127.0.0.1:9050")!),
+            ])
+        }
+        #expect(try route(overridden, "https://api.example/") == "http://proxy.corp:3128")
+        #expect(try route(overridden, "https://internal.example/") == nil)
+        #expect(try route(overridden, "https://tor.example/") == "socks5://127.0.0.1:9050")
+        let bypassing = try router { $0.proxy = Proxy.url("proxy.corp:3128").bypassing(NoProxyList("10.0.0.0/8")) }
+        #expect(try route(bypassing, "https://10.1.2.3/") == nil)
+        #expect(try route(bypassing, "https://11.1.2.3/") == "http://proxy.corp:3128")
+    }
+
+    @Test("the pool keys connections by origin and proxy (and proxy credentials)")
+    func poolKey() throws {
+        let endpoint = try ProxyEndpoint(kind: .http, host: "proxy.corp", port: 3128)
+        let credentials = try ProxyCredentials(username: "a", password: SecretBytes(utf8: "b"))
+        let direct = ConnectionPool.Key(scheme: "https", host: "api.example", port: 443)
+        var viaProxy = direct
+        viaProxy.proxy = ProxyRoute(endpoint: endpoint, credentials: nil)
+        var withCredentials = direct
+        withCredentials.proxy = ProxyRoute(endpoint: endpoint, credentials: credentials)
+        #expect(Set([direct, viaProxy, withCredentials]).count == 3)
+    }
+}
+
+private typealias Proxy = BulwarkClient.Proxy
