@@ -35,6 +35,8 @@ struct FetchCommand: AsyncParsableCommand {
 
     @OptionGroup var eventLog: EventLogOptions
 
+    @OptionGroup var proxyOptions: ProxyOptions
+
     @Option(name: [.customShort("H"), .customLong("header")], help: "A request header, \"Name: value\".")
     var headers: [String] = []
 
@@ -100,6 +102,7 @@ struct FetchCommand: AsyncParsableCommand {
         guard self.maxRedirects >= 0 else { throw ValidationError("--max-redirects must be 0 or more") }
         configuration.credentials = try self.credentialStore(for: request.url)
         configuration.redirects.maximumHops = self.maxRedirects
+        configuration.proxy = try self.proxyOptions.chosenProxy()
         let client = BulwarkClient(configuration: configuration)
         defer { Task { await client.shutdown() } }
         let response = try await client.execute(request, timeout: .milliseconds(Int64(self.maxTime * 1000)))

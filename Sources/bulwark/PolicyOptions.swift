@@ -184,7 +184,9 @@ enum FailureExit {
         guard let error = error as? BulwarkError else { return 1 }
         switch error.code {
         case .invalidURL, .plainHTTPNotAllowed: return 2
-        case .connectFailed: return 3
+        case .connectFailed, .proxyHandshakeFailed, .proxyRefused, .proxyAuthRequired, .proxyAuthFailed,
+            .proxyAuthSchemeUnsupported:
+            return 3
         case .tlsHandshakeFailed, .clientCertificateRejected: return 4
         case .trustRefused, .hostNotAllowed: return 5
         case .connectTimeout, .tlsHandshakeTimeout, .readTimeout, .deadlineExceeded: return 6

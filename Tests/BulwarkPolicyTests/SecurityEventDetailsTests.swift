@@ -22,7 +22,7 @@ struct SecurityEventDetailsTests {
             (.connectionsClosed, "connections_closed"), (.clientIdentities, "client_identities"), (.version, "version"),
             (.expires, "expires"), (.signers, "signers"), (.bytes, "bytes"),
             (.failures, "failures"),
-            (.dropped, "dropped"), (.capacity, "capacity"),
+            (.dropped, "dropped"), (.capacity, "capacity"), (.proxy, "proxy"), (.schemes, "schemes"),
         ]
         #expect(SecurityEvent.DetailKey.all == table.map(\.0))
         for (key, code) in table {

@@ -71,6 +71,11 @@ extension BulwarkClient {
         /// bootstrapped in `InstrumentationSystem` when the configuration is made, none if it was not bootstrapped.
         /// See ``TracingOptions``.
         public var tracing: TracingOptions = TracingOptions()
+        /// The proxy requests go through: ``Proxy/none`` (the default), an HTTP or SOCKS5 proxy, or the environment's
+        /// (curl's rules). The origin's trust policy applies unchanged inside the tunnel. See ``Proxy``.
+        public var proxy: Proxy = .none
+        /// Proxies chosen per host pattern, in place of ``proxy``. Empty by default. See ``ProxyOverrides``.
+        public var proxyOverrides: ProxyOverrides = ProxyOverrides()
 
         /// The secure defaults: TLS 1.2 or newer, HTTP/2 preferred, decompression with a 100× ratio limit.
         public init(trust: ServerTrustManager) {
@@ -159,6 +164,9 @@ extension BulwarkClient.Configuration {
             return .invalidConfiguration(
                 "pool.maximumConnectionsPerHost is \(self.pool.maximumConnectionsPerHost); it must be at least 1"
             )
+        }
+        if let why = self.proxy.validationError ?? self.proxyOverrides.validationError {
+            return .invalidConfiguration("proxy: " + why)
         }
         return self.resolveOverrides.validationError
     }

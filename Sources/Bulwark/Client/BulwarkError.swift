@@ -71,6 +71,22 @@ public struct BulwarkError: Error, Hashable, Sendable, CustomStringConvertible, 
         /// that is not an IP address); the description names it. Every request of the client fails so, and nothing
         /// is resolved or connected.
         public static let invalidConfiguration = Code("invalid_configuration")
+        /// The proxy answered the tunnel request with something that is not a proxy protocol, sent bytes after
+        /// granting the tunnel and before the TLS handshake, or closed the connection during the proxy handshake; the
+        /// description names the proxy (`host:port`).
+        public static let proxyHandshakeFailed = Code("proxy_handshake_failed")
+        /// The proxy refused the tunnel: an HTTP status other than 2xx (named in the description, with the proxy), or
+        /// a SOCKS5 reply other than success (in words: "host unreachable", "connection not allowed by ruleset").
+        public static let proxyRefused = Code("proxy_refused")
+        /// The proxy requires authentication (HTTP 407, or a SOCKS5 proxy accepting only username/password) and no
+        /// proxy credentials are configured.
+        public static let proxyAuthRequired = Code("proxy_auth_required")
+        /// The proxy refused the configured credentials (HTTP 407 after Basic credentials were sent, or a SOCKS5
+        /// username/password failure).
+        public static let proxyAuthFailed = Code("proxy_auth_failed")
+        /// The proxy requires an authentication scheme Bulwark does not speak (Digest, NTLM, Negotiate), named in the
+        /// description; only Basic is sent.
+        public static let proxyAuthSchemeUnsupported = Code("proxy_auth_scheme_unsupported")
 
         /// The code's label, such as `trust_refused`: bounded and stable, fit for metrics and logs.
         public var description: String { self.name }
@@ -86,7 +102,7 @@ public struct BulwarkError: Error, Hashable, Sendable, CustomStringConvertible, 
     public let redirectRefusal: RedirectRefusal?
     /// The redirects of the request up to the refusal, for ``Code/redirectRefused`` (the refused hop is the last).
     public let redirects: [RedirectRecord]
-    private let detail: String?
+    let detail: String?
     /// What the library underneath reported, verbatim: for ``debugDescription`` only.
     private let underlying: String?
     /// The file in Bulwark where the error was made, as `#fileID` gives it (`Bulwark/BulwarkClient.swift`), for bug

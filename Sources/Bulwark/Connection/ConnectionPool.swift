@@ -33,6 +33,9 @@ final class ConnectionPool: Sendable {
         /// The policy generation the connection was made under (see `PolicyStore`): connections made under a replaced
         /// policy are never shared with requests that read the new one.
         var policyGeneration = 0
+        /// The proxy the connection goes through, if any: connections through different proxies (or none) are never
+        /// shared.
+        var proxy: ProxyRoute? = nil
     }
 
     /// A connection handed to one request.

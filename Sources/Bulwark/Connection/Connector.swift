@@ -33,6 +33,8 @@ struct Connector: Sendable {
     /// The TLS contexts of connections that offer a client certificate, by identity and host (see
     /// ``sslContext(for:host:)``).
     let identityContexts = IdentityContexts()
+    /// The proxies that asked for credentials (see ``openTunnel(through:host:port:on:deadline:)``).
+    let proxyAuthentication = ProxyAuthenticationMemory()
     private static let nextID = NIOLockedValueBox(0)
 
     /// A connector for `settings`.
@@ -129,13 +131,16 @@ struct Connector: Sendable {
     /// connect or handshake timeout, or a connect or handshake failure; with ``BulwarkError/Code/deadlineExceeded``
     /// when `deadline` comes before the connect or handshake timeout runs out.
     ///
-    /// - Parameter identity: The client certificate offered if the server asks for one; nil offers none.
+    /// - Parameters:
+    ///   - identity: The client certificate offered if the server asks for one; nil offers none.
+    ///   - proxy: The proxy to tunnel through; the TLS handshake with `host` runs inside the tunnel, unchanged.
     func connectTLS<Configured: Sendable>(
         host: String,
         port: Int,
         on eventLoop: any EventLoop,
         deadline: NIODeadline? = nil,
         identity: ClientIdentity? = nil,
+        proxy: ProxyRoute? = nil,
         configure: @escaping @Sendable (any Channel, String?) throws -> Configured
     ) -> EventLoopFuture<(any Channel, Configured, ServerTrustInfo)> {
         let verification = TrustVerification(
@@ -163,42 +168,56 @@ struct Connector: Sendable {
         }
         let (connectHost, connectPort) = self.resolve(host: host, port: port)
         let connectLimit = Self.limit(self.settings.timeouts.connect, by: deadline)
-        let bootstrap = ClientBootstrap(group: eventLoop)
-            .connectTimeout(connectLimit.timeout)
-            .channelOption(.socketOption(.tcp_nodelay), value: 1)
-            .channelOption(.recvAllocator, value: Self.receiveAllocator)
-            .channelInitializer { channel in
-                do {
-                    let tlsHandler = try NIOSSLClientHandler(
-                        context: sslContext,
-                        serverHostname: serverName,
-                        customVerificationCallbackWithMetadata: { certificates, promise in
-                            verification.verify(certificates, promise: promise)
-                        }
-                    )
-                    try channel.pipeline.syncOperations.addHandler(tlsHandler)
-                    let observer = HandshakeObserver(
-                        onCompleted: { negotiated in
-                            do {
-                                handshakePromise.succeed((try configure(channel, negotiated), negotiated))
-                            } catch {
-                                handshakePromise.fail(error)
-                            }
-                        },
-                        onFailed: { handshakePromise.fail($0) }
-                    )
-                    try channel.pipeline.syncOperations.addHandler(observer)
-                    return channel.eventLoop.makeSucceededVoidFuture()
-                } catch {
-                    return channel.eventLoop.makeFailedFuture(error)
+        let installTLS: @Sendable (any Channel) throws -> Void = { channel in
+            let tlsHandler = try NIOSSLClientHandler(
+                context: sslContext,
+                serverHostname: serverName,
+                customVerificationCallbackWithMetadata: { certificates, promise in
+                    verification.verify(certificates, promise: promise)
                 }
-            }
+            )
+            try channel.pipeline.syncOperations.addHandler(tlsHandler)
+            let observer = HandshakeObserver(
+                onCompleted: { negotiated in
+                    do {
+                        handshakePromise.succeed((try configure(channel, negotiated), negotiated))
+                    } catch {
+                        handshakePromise.fail(error)
+                    }
+                },
+                onFailed: { handshakePromise.fail($0) }
+            )
+            try channel.pipeline.syncOperations.addHandler(observer)
+        }
+        let channel: EventLoopFuture<any Channel>
+        if let proxy {
+            channel = self.openTunnel(through: proxy, host: host, port: port, on: eventLoop, deadline: deadline)
+                .flatMapThrowing { channel in
+                    do {
+                        try installTLS(channel)
+                    } catch {
+                        channel.close(promise: nil)
+                        throw error
+                    }
+                    return channel
+                }
+        } else {
+            let bootstrap = ClientBootstrap(group: eventLoop)
+                .connectTimeout(connectLimit.timeout)
+                .channelOption(.socketOption(.tcp_nodelay), value: 1)
+                .channelOption(.recvAllocator, value: Self.receiveAllocator)
+                .channelInitializer { channel in
+                    channel.eventLoop.makeCompletedFuture { try installTLS(channel) }
+                }
+            channel = Self.connect(bootstrap, host: connectHost, port: connectPort)
+        }
         // Connection, handshake timer and handshake are chained on the event loop, so that the caller waits once:
         // every await of an event-loop future is a hop to the task's executor and back, a wake-up of another thread
         // each way, on every new connection.
         let handshakeTimeout = self.settings.timeouts.tlsHandshake
         let minimumVersion = self.settings.tls.minimumVersion
-        return Self.connect(bootstrap, host: connectHost, port: connectPort)
+        return
+            channel
             .flatMapError { error -> EventLoopFuture<any Channel> in
                 handshakePromise.fail(error)
                 return eventLoop.makeFailedFuture(
@@ -232,7 +251,8 @@ struct Connector: Sendable {
                         }
                         if let error = error as? BulwarkError { return eventLoop.makeFailedFuture(error) }
                         let failure = HandshakeFailure(error, host: host, port: port)
-                        guard failure.kind == .protocolVersion else {
+                        // Through a proxy, no probe: it would connect to the origin directly.
+                        guard failure.kind == .protocolVersion, proxy == nil else {
                             return eventLoop.makeFailedFuture(failure.error(minimum: minimumVersion))
                         }
                         // Which version the server does speak, to say so: one more hello, within the deadline.
@@ -252,19 +272,22 @@ struct Connector: Sendable {
     /// Opens an HTTP connection to `target` on `eventLoop`; the future completes on that loop, failed only with a
     /// ``BulwarkError`` (``BulwarkError/Code/deadlineExceeded`` when `deadline` ends connecting or the handshake).
     ///
-    /// - Parameter identity: The client certificate offered if the server asks for one (the pool key's).
+    /// - Parameters:
+    ///   - identity: The client certificate offered if the server asks for one (the pool key's).
+    ///   - proxy: The proxy to go through (the pool key's); nil to connect directly.
     func connect(
         to target: RequestTarget,
         on eventLoop: any EventLoop,
         deadline: NIODeadline? = nil,
-        identity: ClientIdentity? = nil
+        identity: ClientIdentity? = nil,
+        proxy: ProxyRoute? = nil
     ) -> EventLoopFuture<PooledConnection> {
         let id = Self.nextID.withLockedValue { value in
             value += 1
             return value
         }
         if !target.isTLS {
-            return self.connectPlain(to: target, id: id, on: eventLoop, deadline: deadline)
+            return self.connectPlain(to: target, id: id, on: eventLoop, deadline: deadline, proxy: proxy)
         }
         enum Configured: Sendable {
             case http1(NIOLoopBound<HTTPExchangeHandler>)
@@ -279,7 +302,8 @@ struct Connector: Sendable {
             port: target.port,
             on: eventLoop,
             deadline: deadline,
-            identity: identity
+            identity: identity,
+            proxy: proxy
         ) {
             channel,
             negotiated in
@@ -329,7 +353,8 @@ struct Connector: Sendable {
         to target: RequestTarget,
         id: Int,
         on eventLoop: any EventLoop,
-        deadline: NIODeadline?
+        deadline: NIODeadline?,
+        proxy: ProxyRoute?
     ) -> EventLoopFuture<PooledConnection> {
         let (connectHost, connectPort) = self.resolve(host: target.host, port: target.port)
         let connectLimit = Self.limit(self.settings.timeouts.connect, by: deadline)
@@ -340,39 +365,47 @@ struct Connector: Sendable {
         let decompression = self.settings.decompression
         let idleRead = self.settings.timeouts.idleRead
         let host = target.host
-        return Self.connect(bootstrap, host: connectHost, port: connectPort)
-            .flatMapErrorThrowing {
-                throw Self.mapConnectError($0, host: host, port: target.port, deadlineBound: connectLimit.deadlineBound)
-            }
-            .flatMapThrowing { channel in
-                // On the channel's event loop: the bootstrap's group is that one loop.
-                let handler: HTTPExchangeHandler
-                do {
-                    handler = try Self.addHTTP1Handlers(
-                        to: channel.pipeline.syncOperations,
-                        host: host,
-                        decompression: decompression,
-                        idleRead: idleRead
-                    )
-                } catch {
-                    channel.close(promise: nil)
-                    throw BulwarkError(
-                        .connectFailed,
-                        host: host,
-                        detail: "the connection to \(host) could not be set up",
-                        underlying: String(reflecting: error)
-                    )
-                }
-                let trust = ServerTrustInfo(presentedChain: [], trustedChain: nil, applicationProtocol: "http/1.1")
-                return .http1(
-                    HTTP1Connection(
-                        channel: channel,
-                        handler: NIOLoopBound(handler, eventLoop: channel.eventLoop),
-                        trust: trust,
-                        id: id
-                    )
+        return self.openPlain(
+            bootstrap,
+            host: connectHost,
+            port: connectPort,
+            target: target,
+            proxy: proxy,
+            on: eventLoop,
+            deadline: deadline
+        )
+        .flatMapErrorThrowing {
+            throw Self.mapConnectError($0, host: host, port: target.port, deadlineBound: connectLimit.deadlineBound)
+        }
+        .flatMapThrowing { channel in
+            // On the channel's event loop: the bootstrap's group is that one loop.
+            let handler: HTTPExchangeHandler
+            do {
+                handler = try Self.addHTTP1Handlers(
+                    to: channel.pipeline.syncOperations,
+                    host: host,
+                    decompression: decompression,
+                    idleRead: idleRead
+                )
+            } catch {
+                channel.close(promise: nil)
+                throw BulwarkError(
+                    .connectFailed,
+                    host: host,
+                    detail: "the connection to \(host) could not be set up",
+                    underlying: String(reflecting: error)
                 )
             }
+            let trust = ServerTrustInfo(presentedChain: [], trustedChain: nil, applicationProtocol: "http/1.1")
+            return .http1(
+                HTTP1Connection(
+                    channel: channel,
+                    handler: NIOLoopBound(handler, eventLoop: channel.eventLoop),
+                    trust: trust,
+                    id: id
+                )
+            )
+        }
     }
 
     static func addHTTP1Handlers(

@@ -19,6 +19,7 @@ extension RequestExecutor {
         hop: HopTrace? = nil
     ) async throws -> BulwarkResponse {
         var retried = false
+        let proxy = try self.proxies.route(for: target)
         while true {
             // Chosen anew for each attempt: a client identity replaced meanwhile retires the keys made with the old
             // one, and a request asking for such a key is told to choose again.
@@ -28,7 +29,8 @@ extension RequestExecutor {
                 host: target.host,
                 port: target.port,
                 identity: identity,
-                policyGeneration: self.policy?.generation ?? 0
+                policyGeneration: self.policy?.generation ?? 0,
+                proxy: proxy
             )
             var acquired = try await self.pool.acquire(key, deadline: deadline)
             if case .stale = acquired, self.keepsReplacedPolicy(key) {
@@ -124,7 +126,7 @@ extension RequestExecutor {
         registration: InFlightRequests.Registration,
         hop: HopTrace?
     ) async throws -> BulwarkResponse {
-        let head = self.makeHead(request, target: target)
+        let head = self.makeHead(request, target: target, proxy: key.proxy)
         let bodyBuffer: ByteBuffer?
         let streamProducer: (@Sendable (BulwarkRequest.BodyWriter) async throws -> Void)?
         switch request.body?.storage {
@@ -202,12 +204,18 @@ extension RequestExecutor {
             preconditionFailure("a stale key is chosen again before sending")
         case .connect:
             let eventLoop = self.connector.eventLoopGroup.next()
-            started = self.connector.connect(to: target, on: eventLoop, deadline: deadline, identity: key.identity)
-                .flatMapErrorThrowing { error in
-                    pool.connectFailed(key)
-                    throw error
-                }
-                .flatMap { connection in start(pool.connected(connection, key: key)) }
+            started = self.connector.connect(
+                to: target,
+                on: eventLoop,
+                deadline: deadline,
+                identity: key.identity,
+                proxy: key.proxy
+            )
+            .flatMapErrorThrowing { error in
+                pool.connectFailed(key)
+                throw error
+            }
+            .flatMap { connection in start(pool.connected(connection, key: key)) }
         }
         // What the task waits for until the exchange has started: `started`, or its abandonment (cancellation, or the
         // deadline while connecting), whichever comes first. A promise completed twice keeps its first result.
@@ -340,7 +348,7 @@ extension RequestExecutor {
         }
     }
 
-    private func makeHead(_ request: BulwarkRequest, target: RequestTarget) -> HTTPRequestHead {
+    private func makeHead(_ request: BulwarkRequest, target: RequestTarget, proxy: ProxyRoute?) -> HTTPRequestHead {
         var headers = request.headers
         if !headers.contains(name: "host") {
             headers.add(name: "host", value: target.hostHeader)
@@ -356,6 +364,9 @@ extension RequestExecutor {
             } else {
                 headers.add(name: "transfer-encoding", value: "chunked")
             }
+        }
+        if let proxy, proxy.endpoint.kind == .http, !target.isTLS {
+            return Self.absoluteFormHead(method: request.method, headers: headers, target: target, proxy: proxy)
         }
         return HTTPRequestHead(version: .http1_1, method: request.method, uri: target.pathAndQuery, headers: headers)
     }

@@ -28,6 +28,8 @@ struct RequestExecutor: Sendable {
     let policies: PolicyStore?
     /// The policy this executor runs a request under (see ``under(_:)``); nil before one was read.
     var policy: LivePolicy?
+    /// The proxy of each request and hop.
+    let proxies: ProxyRouter
 
     init(
         configuration: BulwarkClient.Configuration,
@@ -44,6 +46,7 @@ struct RequestExecutor: Sendable {
         self.attacher = CredentialAttacher(configuration: configuration)
         self.identities = identities
         self.policies = policies
+        self.proxies = ProxyRouter(configuration: configuration)
     }
 
     /// A request's response, after the redirects the policy follows; traced when the client has a tracer.

@@ -109,6 +109,13 @@ extension SecurityEvent {
         /// How many events a queued monitor holds at most (number).
         public static let capacity = DetailKey("capacity")
 
+        // Proxies.
+
+        /// The proxy a connection went through, `host:port` (text).
+        public static let proxy = DetailKey("proxy")
+        /// The authentication schemes a proxy offered (`Basic`, `Digest`, …; list).
+        public static let schemes = DetailKey("schemes")
+
         /// Every key, in the order of the declarations above.
         public static let all: [DetailKey] = [
             .from, .to, .target, .location, .status, .method, .reason, .headers, .scheme, .pattern, .port, .ambiguity,
@@ -116,7 +123,7 @@ extension SecurityEvent {
             .fetchedFrom,
             .revocationStatus, .nextUpdate, .revokedAt, .revocationReason, .credentials, .cookies, .connectionsClosed,
             .clientIdentities, .version, .expires, .signers, .bytes, .failures, .dropped,
-            .capacity,
+            .capacity, .proxy, .schemes,
         ]
 
         /// Keys order by their ``code``.

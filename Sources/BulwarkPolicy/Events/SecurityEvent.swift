@@ -79,6 +79,15 @@ public struct SecurityEvent: Sendable, CustomStringConvertible {
         /// The client's built-in policy applies again: the bundle in force expired (freeze protection), or the stored
         /// bundle could not be used at start; `reason` says which.
         public static let policyFallback = Kind("policy_fallback")
+        /// A tunnel through a proxy was set up for a host (details: ``DetailKey/proxy``, the proxy's `host:port`).
+        /// The origin's trust evaluation follows, unchanged.
+        public static let proxyConnected = Kind("proxy_connected")
+        /// A proxy refused the tunnel to a host (details: the proxy and the HTTP ``DetailKey/status`` or the SOCKS5
+        /// reply code).
+        public static let proxyRefused = Kind("proxy_refused")
+        /// A proxy asked for authentication (HTTP 407, or SOCKS5 username/password); details: the proxy and the
+        /// schemes it offered. Never a credential.
+        public static let proxyAuthRequired = Kind("proxy_auth_required")
 
         /// Every kind, for monitors that pre-register metrics.
         public static let all: [Kind] = [
@@ -87,7 +96,7 @@ public struct SecurityEvent: Sendable, CustomStringConvertible {
             .requestRefusedOutOfScope, .insecureOptionUsed, .signOut, .pinFailureReportDropped,
             .secretMemoryNotLocked, .eventsDropped, .revocationChecked, .revocationUnknown, .certificateRevoked,
             .clientCertificateSent, .clientCertificateWithheld, .clientIdentityUpdated, .policyUpdated,
-            .policyUpdateRefused, .policyFallback,
+            .policyUpdateRefused, .policyFallback, .proxyConnected, .proxyRefused, .proxyAuthRequired,
         ]
 
         /// The ``name``.

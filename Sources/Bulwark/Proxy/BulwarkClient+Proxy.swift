@@ -1,0 +1,184 @@
+import BulwarkPolicy
+import Foundation
+
+extension BulwarkClient {
+    /// How a client reaches servers: directly, through an HTTP or SOCKS5 proxy, or as the environment's proxy
+    /// variables say (curl's rules).
+    ///
+    /// A proxy never changes the origin's trust policy: the TLS handshake with the origin runs inside the tunnel, with
+    /// the origin's host as the TLS server name and the origin's evaluator (pins included). The allowlist is checked
+    /// before anything is sent to the proxy. Proxy credentials go to the proxy only: in the `CONNECT` request's
+    /// `Proxy-Authorization` header (after the proxy asked for them with a 407, then on every new tunnel through that
+    /// proxy), or in the SOCKS5 negotiation; never inside the tunnel, never to the origin.
+    ///
+    /// Choose a proxy per host with ``BulwarkClient/Configuration/proxyOverrides``.
+    public struct Proxy: Sendable, CustomStringConvertible {
+        enum Storage: Sendable {
+            case direct
+            /// The environment's variables; nil for this process's environment when the client is made.
+            case environment(ProxyEnvironment?)
+            case server(ProxyEndpoint, ProxyCredentials?, bypass: NoProxyList?)
+            /// A proxy URL that could not be read: every request fails with ``BulwarkError/Code/invalidConfiguration``.
+            case invalid(String)
+        }
+
+        let storage: Storage
+
+        /// No proxy: connections go straight to the origin (the default).
+        public static let none = Proxy(storage: .direct)
+
+        /// The proxy the environment names for each request, with curl's rules (`https_proxy`, `HTTPS_PROXY`,
+        /// `http_proxy` in lower case only, `all_proxy`, `ALL_PROXY`, `no_proxy`, `NO_PROXY`; see
+        /// ``/BulwarkPolicy/ProxyEnvironment``), read from this process's environment when the client is made.
+        /// Credentials come from the proxy URL's user information. A variable that cannot be read fails the requests
+        /// it applies to with ``BulwarkError/Code/invalidConfiguration`` naming the variable.
+        public static let environment = Proxy(storage: .environment(nil))
+
+        /// The proxy `environment` names for each request, with curl's rules.
+        public static func environment(_ environment: ProxyEnvironment) -> Proxy {
+            Proxy(storage: .environment(environment))
+        }
+
+        /// An HTTP proxy at `url` (`http://host:port`; the port defaults to 1080, as in curl): `https` requests go
+        /// through a `CONNECT` tunnel; plain `http` requests, when ``BulwarkClient/Configuration/allowsPlainHTTP``
+        /// allows them, are sent to the proxy in absolute form (with `credentials` in `Proxy-Authorization`).
+        ///
+        /// - Parameter credentials: Sent only when the proxy asks for them (a 407 with a Basic challenge), then on
+        ///   each new tunnel through this proxy. When nil, the URL's user information is used, if any.
+        public static func http(_ url: URL, credentials: ProxyCredentials? = nil) -> Proxy {
+            Self.parse(url.absoluteString, expecting: .http, credentials: credentials)
+        }
+
+        /// A SOCKS5 proxy at `url` (`socks5://host:port` or `socks5h://host:port`; the port defaults to 1080). The
+        /// origin's host *name* is sent to the proxy, which resolves it: the client makes no DNS lookup for the
+        /// origin.
+        ///
+        /// - Parameter credentials: Offered with RFC 1929 username/password authentication; the proxy may still choose
+        ///   no authentication. When nil, the URL's user information is used, if any.
+        public static func socks5(_ url: URL, credentials: ProxyCredentials? = nil) -> Proxy {
+            Self.parse(url.absoluteString, expecting: .socks5, credentials: credentials)
+        }
+
+        /// The proxy a URL text names, as curl's `--proxy` reads it: `http://`, `socks5://`, `socks5h://` or no
+        /// scheme (an HTTP proxy).
+        public static func url(_ text: String, credentials: ProxyCredentials? = nil) -> Proxy {
+            Self.parse(text, expecting: nil, credentials: credentials)
+        }
+
+        private static func parse(
+            _ text: String,
+            expecting kind: ProxyEndpoint.Kind?,
+            credentials: ProxyCredentials?
+        )
+            -> Proxy
+        {
+            do {
+                let (endpoint, fromURL) = try ProxyEndpoint.parse(text)
+                if let kind, endpoint.kind != kind {
+                    return Proxy(storage: .invalid("the proxy URL's scheme is not \(kind.rawValue)"))
+                }
+                return Proxy(storage: .server(endpoint, credentials ?? fromURL, bypass: nil))
+            } catch {
+                return Proxy(storage: .invalid(error.description))
+            }
+        }
+
+        /// `none`, `environment`, or the proxy URL without credentials (`http://proxy.example:3128`,
+        /// `socks5://127.0.0.1:1080`), with `(credentials)` when it has some.
+        public var description: String {
+            switch self.storage {
+            case .direct: return "none"
+            case .environment: return "environment"
+            case .server(let endpoint, let credentials, let bypass):
+                return endpoint.description + (credentials == nil ? "" : " (credentials)")
+                    + (bypass.map { " bypassing \"\($0)\"" } ?? "")
+            case .invalid(let why): return "invalid (\(why))"
+            }
+        }
+
+        /// This proxy, except for the hosts `list` matches (curl's `--noproxy`), which go direct. For the
+        /// environment's proxies, `list` replaces the environment's `no_proxy` and `NO_PROXY`; with no proxy it changes
+        /// nothing.
+        public func bypassing(_ list: NoProxyList) -> Proxy {
+            switch self.storage {
+            case .direct, .invalid: return self
+            case .environment(let environment):
+                return .environment(
+                    ProxyEnvironment(environment?.variables ?? ProcessInfo.processInfo.environment, noProxy: list)
+                )
+            case .server(let endpoint, let credentials, _):
+                return Proxy(storage: .server(endpoint, credentials, bypass: list))
+            }
+        }
+
+        /// The error every request fails with when the proxy URL could not be read.
+        var validationError: String? {
+            if case .invalid(let why) = self.storage { return why }
+            return nil
+        }
+    }
+
+    /// Proxies chosen per host pattern, overriding ``BulwarkClient/Configuration/proxy``: the most specific pattern
+    /// that matches a request's host decides (as for ``/BulwarkPolicy/ServerTrustManager``), and ``Proxy/none``
+    /// sends that host's requests direct.
+    ///
+    /// ```swift
+    /// configuration.proxy = .http(URL(string: "http://proxy.corp.example:3128")!)
+    /// configuration.proxyOverrides = try .init(["**.internal.example": .none])
+    /// ```
+    ///
+    /// Each redirect hop chooses again, for its own host.
+    public struct ProxyOverrides: Sendable, CustomStringConvertible {
+        var matcher = HostMatcher<Proxy>()
+        /// The same choices by pattern, for descriptions and validation.
+        private var choices: [HostPattern: Proxy] = [:]
+
+        /// No override: every host uses ``BulwarkClient/Configuration/proxy``.
+        public init() {}
+
+        /// Proxies by host pattern text (`example.com`, `*.example.com`, `**.example.com`).
+        ///
+        /// - Throws: ``/BulwarkPolicy/HostPatternError`` for a pattern that is not valid.
+        public init(_ proxies: [String: Proxy]) throws(HostPatternError) {
+            for (text, proxy) in proxies.sorted(by: { $0.key < $1.key }) {
+                self.set(proxy, for: try HostPattern(text))
+            }
+        }
+
+        /// Chooses `proxy` for the hosts `pattern` matches, replacing what the same pattern chose before.
+        public mutating func set(_ proxy: Proxy, for pattern: HostPattern) {
+            self.matcher.insert(proxy, for: pattern)
+            self.choices[pattern] = proxy
+        }
+
+        /// The proxy chosen for `host` and the pattern that chose it; nil when no pattern matches.
+        public func proxy(forHost host: String) -> (pattern: HostPattern, proxy: Proxy)? {
+            guard !self.matcher.isEmpty else { return nil }
+            return self.matcher.match(host).map { (pattern: $0.pattern, proxy: $0.value) }
+        }
+
+        /// The patterns and their proxies, in the order the patterns were first set.
+        var entries: [(HostPattern, Proxy)] {
+            self.matcher.patterns.compactMap { pattern in self.choices[pattern].map { (pattern, $0) } }
+        }
+
+        /// Whether no override is set.
+        public var isEmpty: Bool { self.matcher.isEmpty }
+
+        /// The patterns and their proxies; never a credential.
+        public var description: String {
+            let entries = self.matcher.patterns.compactMap { pattern in
+                self.choices[pattern].map { "\(pattern): \($0)" }
+            }
+            return "ProxyOverrides(" + entries.joined(separator: ", ") + ")"
+        }
+
+        /// The first override whose proxy URL could not be read, in words.
+        var validationError: String? {
+            for pattern in self.matcher.patterns {
+                if let why = self.choices[pattern]?.validationError { return "proxyOverrides[\(pattern)]: \(why)" }
+            }
+            return nil
+        }
+    }
+}
