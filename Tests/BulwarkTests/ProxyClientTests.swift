@@ -205,6 +205,25 @@ struct ProxyClientTests {
         await environment.shutdown()
     }
 
+    @Test("plain http through an HTTP proxy: absolute form with Proxy-Authorization, only when plain HTTP is allowed")
+    func absoluteForm() async throws {
+        let answer = "HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok"
+        try await withProxy(.reply(Array(answer.utf8), close: false)) { proxy in
+            let credentials = try ProxyCredentials(username: "alice", password: SecretBytes(utf8: "pw"))
+            let refused = try proxiedClient(.http(url(proxy), credentials: credentials))
+            #expect(await proxiedError(refused, "http://localhost:8080/a?b=c")?.code == .plainHTTPNotAllowed)
+            #expect(proxy.connectionCount == 0)
+            await refused.shutdown()
+            let client = try proxiedClient(.http(url(proxy), credentials: credentials)) { $0.allowsPlainHTTP = true }
+            let response = try await client.execute(BulwarkRequest(url: "http://localhost:8080/a?b=c"))
+            #expect(String(buffer: try await response.body.collect(upTo: 100)) == "ok")
+            let sent = String(decoding: proxy.receivedBytes, as: UTF8.self)
+            #expect(sent.hasPrefix("GET http://localhost:8080/a?b=c HTTP/1.1\r\n"), "\(sent)")
+            #expect(sent.contains("proxy-authorization: Basic YWxpY2U6cHc=\r\n"), "\(sent)")
+            await client.shutdown()
+        }
+    }
+
     @Test("descriptions never show credentials")
     func descriptions() throws {
         let credentials = try ProxyCredentials(username: "alice", password: SecretBytes(utf8: "hunter2"))

@@ -43,8 +43,10 @@ extension BulwarkClient {
         /// through a `CONNECT` tunnel; plain `http` requests, when ``BulwarkClient/Configuration/allowsPlainHTTP``
         /// allows them, are sent to the proxy in absolute form (with `credentials` in `Proxy-Authorization`).
         ///
-        /// - Parameter credentials: Sent only when the proxy asks for them (a 407 with a Basic challenge), then on
-        ///   each new tunnel through this proxy. When nil, the URL's user information is used, if any.
+        /// - Parameters:
+        ///   - url: The proxy's URL, `http://host:port`.
+        ///   - credentials: Sent only when the proxy asks for them (a 407 with a Basic challenge), then on each new
+        ///     tunnel through this proxy. When nil, the URL's user information is used, if any.
         public static func http(_ url: URL, credentials: ProxyCredentials? = nil) -> Proxy {
             Self.parse(url.absoluteString, expecting: .http, credentials: credentials)
         }
@@ -53,8 +55,10 @@ extension BulwarkClient {
         /// origin's host *name* is sent to the proxy, which resolves it: the client makes no DNS lookup for the
         /// origin.
         ///
-        /// - Parameter credentials: Offered with RFC 1929 username/password authentication; the proxy may still choose
-        ///   no authentication. When nil, the URL's user information is used, if any.
+        /// - Parameters:
+        ///   - url: The proxy's URL, `socks5://host:port` or `socks5h://host:port`.
+        ///   - credentials: Offered with RFC 1929 username/password authentication; the proxy may still choose no
+        ///     authentication. When nil, the URL's user information is used, if any.
         public static func socks5(_ url: URL, credentials: ProxyCredentials? = nil) -> Proxy {
             Self.parse(url.absoluteString, expecting: .socks5, credentials: credentials)
         }
