@@ -59,8 +59,8 @@ public enum VectorPath: Int32, CaseIterable, Sendable {
         return path
     }
 
-    /// The path for an environment (see above).
-    static func choose(environment: [String: String]) -> VectorPath {
+    /// The path the encoders would use with `environment` (see above).
+    public static func choose(environment: [String: String]) -> VectorPath {
         if let name = environment["BULWARK_VECTOR_ENCODING"],
             let named = Self.allCases.first(where: { $0.name == name })
         {
