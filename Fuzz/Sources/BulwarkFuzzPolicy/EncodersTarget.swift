@@ -49,7 +49,7 @@ enum EncodersTarget {
                 return false
             }
         }
-        if !unreserved { violated("percent-encoding holds unreserved characters only", component.prefix(200)) }
+        if !unreserved { violated("percent-encoding holds unreserved characters only", String(component.prefix(200))) }
         let attribute = HTMLEncoder.attribute(utf8: bytes)
         let safe = attribute.utf8.allSatisfy { byte in
             switch byte {
