@@ -23,6 +23,7 @@ let package = Package(
                 "CFuzzDriver",
                 .product(name: "BulwarkAudit", package: "Bulwark"),
                 .product(name: "BulwarkPolicy", package: "Bulwark"),
+                .product(name: "BulwarkEncoding", package: "Bulwark"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "Crypto", package: "swift-crypto"),

@@ -8,8 +8,8 @@
 /// bytes is copied with one 16-byte store, and each flagged byte then written over its copy with one 8-byte store,
 /// followed by the sixteen input bytes after it. Text in which most groups have several bytes to replace is written
 /// byte by byte through the table instead, without a branch; which of the two is chosen once per input, from a
-/// sample. Where the processor has it, a table whose replacements are hexadecimal escapes of one shape has its groups
-/// written by a vector kernel first (``HexEscapeKernel``), in either layout; the groups the kernel leaves (a byte
+/// sample. A table whose replacements are hexadecimal escapes of one shape has its groups written by a vector kernel
+/// first (``HexEscapeKernel``, on the ``VectorPath`` the processor has), in either layout; the groups the kernel leaves (a byte
 /// replaced some other way) go through the loops above. Each block's output is made into a string without validating
 /// it again (it is valid UTF-8 by construction, see below) and appended to the result, whose capacity is estimated
 /// from the same sample.
@@ -38,8 +38,11 @@ struct EscapeTable<Candidates: EscapeCandidates>: Sendable {
     /// Whether some replacement is not ASCII (U+FFFD in the HTML tables), so that ASCII input can give output that
     /// is not.
     private let hasNonASCIIReplacement: Bool
-    /// The vector kernel for the table's hexadecimal escapes, where the processor has one (see ``HexEscapeKernel``).
-    let kernel: HexEscapeKernel?
+    /// The vector kernels for the table's hexadecimal escapes, on each path (see ``HexEscapeKernel``).
+    let kernels: HexEscapeKernels
+
+    /// The vector kernel that ``VectorPath/selected`` uses, or nil if it uses none.
+    var kernel: HexEscapeKernel? { self.kernels.selected }
 
     /// The bits of an entry that are set if what it writes is not ASCII.
     private static var nonASCIIBits: UInt64 { 0x0080_8080_8080_8080 }
@@ -100,11 +103,12 @@ struct EscapeTable<Candidates: EscapeCandidates>: Sendable {
             lengths[byte] != 0 && lengths[byte] != Self.special && entries[byte] & Self.nonASCIIBits != 0
         }
         let stops = (0...255).filter { lengths[$0] == Self.special }.map { UInt8($0) }
-        self.kernel = HexEscapeKernel(replacements: replacements, stops: stops)
+        self.kernels = HexEscapeKernels(shape: HexEscapeShape(replacements: replacements, stops: stops))
     }
 
-    /// The input with every byte the table names replaced, returned without a copy when there is none.
-    func encode(_ input: String) -> String {
+    /// The input with every byte the table names replaced, returned without a copy when there is none; the vector
+    /// kernel of `path` writes the groups it can (the output is the same on every path).
+    func encode(_ input: String, path: VectorPath = .selected) -> String {
         var input = input
         let inputIsASCII: Bool
         if #available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *) {
@@ -113,30 +117,30 @@ struct EscapeTable<Candidates: EscapeCandidates>: Sendable {
             inputIsASCII = false
         }
         let encoded = input.withUTF8 { source in
-            self.encode(source, isASCII: inputIsASCII)
+            self.encode(source, isASCII: inputIsASCII, path: path)
         }
         return encoded ?? input
     }
 
     /// The UTF-8 bytes `input` encoded; invalid UTF-8 is replaced by U+FFFD first (the maximal-subpart practice of
     /// the Unicode Standard, as `String(decoding:as:)` does).
-    func encode(utf8 input: some Collection<UInt8>) -> String {
-        self.encode(String(decoding: input, as: UTF8.self))
+    func encode(utf8 input: some Collection<UInt8>, path: VectorPath = .selected) -> String {
+        self.encode(String(decoding: input, as: UTF8.self), path: path)
     }
 
     /// Any bytes encoded, valid UTF-8 or not; only for a table that replaces every byte of 0x80 and above, so that
     /// the output is valid UTF-8 whatever the input.
-    func encode(bytes input: some Collection<UInt8>) -> String {
+    func encode(bytes input: some Collection<UInt8>, path: VectorPath = .selected) -> String {
         precondition(self.replacesNonASCII, "only a table that replaces non-ASCII bytes can encode any bytes")
         let encoded = input.withContiguousStorageIfAvailable { source in
-            self.encode(bytes: source)
+            self.encode(bytes: source, path: path)
         }
-        return encoded ?? Array(input).withUnsafeBufferPointer { self.encode(bytes: $0) }
+        return encoded ?? Array(input).withUnsafeBufferPointer { self.encode(bytes: $0, path: path) }
     }
 
-    private func encode(bytes source: UnsafeBufferPointer<UInt8>) -> String {
+    private func encode(bytes source: UnsafeBufferPointer<UInt8>, path: VectorPath) -> String {
         // Nothing replaced: every byte is an unreplaced byte below 0x80.
-        self.encode(source, isASCII: true) ?? String(decoding: source, as: UTF8.self)
+        self.encode(source, isASCII: true, path: path) ?? String(decoding: source, as: UTF8.self)
     }
 
     /// Upper-case hexadecimal digits of a byte, two characters.
@@ -147,7 +151,7 @@ struct EscapeTable<Candidates: EscapeCandidates>: Sendable {
 
     /// The encoded `source`, or nil if nothing in it needs replacing; `isASCII` tells whether every byte of `source`
     /// that is copied is ASCII.
-    private func encode(_ source: UnsafeBufferPointer<UInt8>, isASCII: Bool) -> String? {
+    private func encode(_ source: UnsafeBufferPointer<UInt8>, isASCII: Bool, path: VectorPath) -> String? {
         guard let base = source.baseAddress else { return nil }
         return self.lengths.withUnsafeBufferPointer { lengths in
             self.outputLengths.withUnsafeBufferPointer { outputLengths in
@@ -164,7 +168,7 @@ struct EscapeTable<Candidates: EscapeCandidates>: Sendable {
                             isASCII: isASCII,
                             checksASCII: isASCII && self.hasNonASCIIReplacement,
                             copiesNonASCII: !self.replacesNonASCII,
-                            kernel: self.kernel
+                            kernel: self.kernels.kernel(for: path)
                         ).encode()
                     }
                 }
@@ -218,7 +222,7 @@ struct EscapeTable<Candidates: EscapeCandidates>: Sendable {
         static var lookahead: Int { 16 + 18 }
         /// How far past the output of the input bytes it has consumed a group may store: the sixteen bytes stored
         /// after its last flagged byte (see ``writeLane(of:group:end:_:_:_:_:_:)``), or the 64-byte stores of the
-        /// vector kernel, at most 56 bytes past the output of the 8 bytes each writes.
+        /// vector kernels, at most 56 bytes past the output of what they encoded (see `bulwark_hex_escape_run`).
         static var slack: Int { 64 }
 
         /// The encoded input, or nil if nothing in it needs replacing.
@@ -485,24 +489,55 @@ struct EscapeTable<Candidates: EscapeCandidates>: Sendable {
             delta: inout Int,
             entryBits: inout UInt64
         ) {
-            // Two copies of the loop, each with its layout's branches only.
+            // Two copies of the loop, each with its layout's branches only. The SSE2 kernel writes every byte through
+            // its table, which pays in the dense layout only: in the sparse one, the Swift engine copies whole groups.
+            let sparseKernel = self.kernel?.path == .sse2 ? nil : self.kernel
             switch layout {
             case .sparse:
-                self.writeGroups(from: &index, to: end, dense: false, collectsAll: false, output, &delta, &entryBits)
+                self.writeGroups(
+                    from: &index,
+                    to: end,
+                    dense: false,
+                    collectsAll: false,
+                    kernel: sparseKernel,
+                    output,
+                    &delta,
+                    &entryBits
+                )
             case .dense where self.checksASCII:
-                self.writeGroups(from: &index, to: end, dense: true, collectsAll: true, output, &delta, &entryBits)
+                self.writeGroups(
+                    from: &index,
+                    to: end,
+                    dense: true,
+                    collectsAll: true,
+                    kernel: self.kernel,
+                    output,
+                    &delta,
+                    &entryBits
+                )
             case .dense:
-                self.writeGroups(from: &index, to: end, dense: true, collectsAll: false, output, &delta, &entryBits)
+                self.writeGroups(
+                    from: &index,
+                    to: end,
+                    dense: true,
+                    collectsAll: false,
+                    kernel: self.kernel,
+                    output,
+                    &delta,
+                    &entryBits
+                )
             }
         }
 
-        /// See above; `collectsAll` tells whether the bits of the entries of copied bytes are needed too.
+        /// See above; `collectsAll` tells whether the bits of the entries of copied bytes are needed too, and `kernel`
+        /// writes the groups it can first.
         @inline(__always)
         func writeGroups(
             from index: inout Int,
             to end: Int,
             dense: Bool,
             collectsAll: Bool,
+            kernel: HexEscapeKernel?,
             _ output: UnsafeMutableRawPointer,
             _ delta: inout Int,
             _ entryBits: inout UInt64
@@ -512,7 +547,7 @@ struct EscapeTable<Candidates: EscapeCandidates>: Sendable {
             let entries = self.entries
             let outputLengths = self.outputLengths
             while index < end {
-                if let kernel = self.kernel {
+                if let kernel {
                     var written = index &+ delta
                     kernel.run(source, index: &index, end: end, output: output, written: &written)
                     delta = written &- index

@@ -48,6 +48,11 @@ public enum HTMLEncoder {
         (self.textTable.kernel != nil, self.attributeTable.kernel != nil)
     }
 
+    /// Whether ``text(_:path:)`` and ``attribute(_:path:)`` use a vector kernel on `path`.
+    static func vectorKernels(on path: VectorPath) -> (text: Bool, attribute: Bool) {
+        (self.textTable.kernels.kernel(for: path) != nil, self.attributeTable.kernels.kernel(for: path) != nil)
+    }
+
     /// The bytes ``textTable`` replaces: C0 controls, DEL, `"`, `&`, `'`, `<` and `>`. Tab, line feed, form feed,
     /// carriage return and `#` are flagged too though copied: leaving them out would cost more on every group than
     /// looking them up where they are.
@@ -114,5 +119,31 @@ public enum HTMLEncoder {
     /// ``attribute(_:)``.
     public static func attribute(utf8 bytes: some Collection<UInt8>) -> String {
         self.attributeTable.encode(utf8: bytes)
+    }
+
+    /// ``text(_:)`` with its hexadecimal escapes written on `path` (the output is the same on every path), for tests and
+    /// benchmarks.
+    @_spi(Benchmarks)
+    public static func text(_ text: String, path: VectorPath) -> String {
+        self.textTable.encode(text, path: path)
+    }
+
+    /// ``text(utf8:)`` with its hexadecimal escapes written on `path` (the output is the same on every path), for tests and
+    /// benchmarks.
+    static func text(utf8 bytes: some Collection<UInt8>, path: VectorPath) -> String {
+        self.textTable.encode(utf8: bytes, path: path)
+    }
+
+    /// ``attribute(_:)`` with its hexadecimal escapes written on `path` (the output is the same on every path), for tests and
+    /// benchmarks.
+    @_spi(Benchmarks)
+    public static func attribute(_ value: String, path: VectorPath) -> String {
+        self.attributeTable.encode(value, path: path)
+    }
+
+    /// ``attribute(utf8:)`` with its hexadecimal escapes written on `path` (the output is the same on every path), for tests and
+    /// benchmarks.
+    static func attribute(utf8 bytes: some Collection<UInt8>, path: VectorPath) -> String {
+        self.attributeTable.encode(utf8: bytes, path: path)
     }
 }

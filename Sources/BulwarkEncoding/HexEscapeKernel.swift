@@ -2,22 +2,72 @@ import CBulwarkVector
 import Foundation
 
 /// The vector kernel of a table whose replacements are mostly hexadecimal escapes of one shape (`&#xHH;`, `%HH`,
-/// `\xHH`): on a processor with AVX-512 VBMI, it writes each half of a group of sixteen bytes with one byte
-/// permutation and one store, instead of one store per byte (`CBulwarkVector`). Bytes the table replaces otherwise
-/// (U+FFFD for a control, `\n`, a line separator) stop it before their group, which the Swift engine then writes.
-///
-/// Set `BULWARK_NO_VECTOR_ENCODING=1` in the environment to turn the kernel off (to compare, or to test the Swift
-/// engine alone on such a processor); the output is the same byte for byte.
+/// `\xHH`), on one ``VectorPath``: with AVX-512 VBMI, it writes each half of a group of sixteen bytes with one byte
+/// permutation and one store; with AVX2, each quarter with one byte shuffle and one store; with NEON, each half with
+/// three table lookups; with SSE2, each byte through a table without a branch (`CBulwarkVector`). Bytes the table
+/// replaces otherwise (U+FFFD for a control, `\n`, a line separator) stop it before their group, which the Swift
+/// engine then writes. The output is the same byte for byte on every path.
 final class HexEscapeKernel: @unchecked Sendable {
     // The tables are written once, in `init`, and only read after that.
     let pointer: OpaquePointer
 
-    /// The kernel for a table that replaces each byte as `replacement` says (nil: copied; `special`: the byte starts
-    /// a sequence the engine looks at), or nil if the processor has no kernel, the environment turns it off, or the
-    /// replacements have no common hexadecimal shape.
+    /// The path the kernel runs on.
+    let path: VectorPath
+
+    /// The kernel for `shape` on `path`, or nil for ``VectorPath/scalar`` or a path this processor cannot run.
+    init?(shape: HexEscapeShape, path: VectorPath) {
+        let suffix = shape.suffix.map { Int32($0) } ?? -1
+        guard
+            let pointer = bulwark_hex_escape_create(
+                shape.classes,
+                shape.prefix,
+                shape.prefix.count,
+                suffix,
+                path.rawValue
+            )
+        else {
+            return nil
+        }
+        self.pointer = pointer
+        self.path = path
+    }
+
+    deinit {
+        bulwark_hex_escape_destroy(self.pointer)
+    }
+
+    /// Encodes the groups from `index` up to `end` (see `bulwark_hex_escape_run`).
+    @inline(__always)
+    func run(
+        _ source: UnsafePointer<UInt8>,
+        index: inout Int,
+        end: Int,
+        output: UnsafeMutableRawPointer,
+        written: inout Int
+    ) {
+        bulwark_hex_escape_run(
+            self.pointer,
+            source,
+            &index,
+            end,
+            output.assumingMemoryBound(to: UInt8.self),
+            &written
+        )
+    }
+}
+
+/// What a ``HexEscapeKernel`` writes for a table: the class of each byte value (copied, escaped, or left to the Swift
+/// engine), and the escapes' prefix and suffix.
+struct HexEscapeShape: Sendable {
+    /// For each byte value, `BULWARK_HEX_COPY`, `BULWARK_HEX_ESCAPE` or `BULWARK_HEX_STOP`.
+    let classes: [UInt8]
+    let prefix: [UInt8]
+    let suffix: UInt8?
+
+    /// The shape of a table that replaces each byte as `replacement` says (nil: copied), with `stops` left to the
+    /// engine; nil if the replacements have no common hexadecimal shape, or too few have it for a kernel to pay.
     init?(replacements: [[UInt8]?], stops: [UInt8]) {
         precondition(replacements.count == 256)
-        guard Self.isEnabled else { return nil }
         // The shape: the first replacement that ends in the byte's digits, or in its digits and one more byte.
         var shape: (prefix: [UInt8], suffix: UInt8?)?
         for byte in 0...255 {
@@ -44,22 +94,10 @@ final class HexEscapeKernel: @unchecked Sendable {
         for byte in stops { classes[Int(byte)] = UInt8(BULWARK_HEX_STOP) }
         // A table with few such escapes gains nothing.
         guard escaped >= 16 else { return nil }
-        let suffix = shape.suffix.map { Int32($0) } ?? -1
-        guard let pointer = bulwark_hex_escape_create(classes, shape.prefix, shape.prefix.count, suffix) else {
-            return nil
-        }
-        self.pointer = pointer
+        self.classes = classes
+        self.prefix = shape.prefix
+        self.suffix = shape.suffix
     }
-
-    deinit {
-        bulwark_hex_escape_destroy(self.pointer)
-    }
-
-    /// Whether the environment leaves the kernel on (see above).
-    static let isEnabled: Bool = ProcessInfo.processInfo.environment["BULWARK_NO_VECTOR_ENCODING"] != "1"
-
-    /// Whether this processor can run the kernel at all.
-    static var isSupported: Bool { bulwark_hex_escape_supported() }
 
     /// `text` as prefix, the upper-case digits of `byte` and an optional one-byte suffix.
     private static func shape(of text: [UInt8], for byte: UInt8) -> (prefix: [UInt8], suffix: UInt8?)? {
@@ -72,24 +110,5 @@ final class HexEscapeKernel: @unchecked Sendable {
             }
         }
         return nil
-    }
-
-    /// Encodes the groups from `index` up to `end` (see `bulwark_hex_escape_run`).
-    @inline(__always)
-    func run(
-        _ source: UnsafePointer<UInt8>,
-        index: inout Int,
-        end: Int,
-        output: UnsafeMutableRawPointer,
-        written: inout Int
-    ) {
-        bulwark_hex_escape_run(
-            self.pointer,
-            source,
-            &index,
-            end,
-            output.assumingMemoryBound(to: UInt8.self),
-            &written
-        )
     }
 }

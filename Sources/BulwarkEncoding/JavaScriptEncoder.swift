@@ -32,6 +32,9 @@ public enum JavaScriptEncoder {
     /// Whether the encoder uses the vector kernel on this processor (see ``HexEscapeKernel``).
     static var usesVectorKernel: Bool { self.table.kernel != nil }
 
+    /// Whether the encoder uses a vector kernel on `path`.
+    static func usesVectorKernel(on path: VectorPath) -> Bool { self.table.kernels.kernel(for: path) != nil }
+
     /// The bytes ``table`` replaces, and the lead byte of U+2028 and U+2029; `#`, `%`, `^`, `|` and `~` are flagged
     /// too though copied, which costs less than leaving them out.
     private enum Candidates: EscapeCandidates {
@@ -57,5 +60,18 @@ public enum JavaScriptEncoder {
     /// first. See ``stringLiteral(_:)``.
     public static func stringLiteral(utf8 bytes: some Collection<UInt8>) -> String {
         self.table.encode(utf8: bytes)
+    }
+
+    /// ``stringLiteral(_:)`` with its hexadecimal escapes written on `path` (the output is the same on every path), for tests and
+    /// benchmarks.
+    @_spi(Benchmarks)
+    public static func stringLiteral(_ text: String, path: VectorPath) -> String {
+        self.table.encode(text, path: path)
+    }
+
+    /// ``stringLiteral(utf8:)`` with its hexadecimal escapes written on `path` (the output is the same on every path), for tests and
+    /// benchmarks.
+    static func stringLiteral(utf8 bytes: some Collection<UInt8>, path: VectorPath) -> String {
+        self.table.encode(utf8: bytes, path: path)
     }
 }

@@ -27,6 +27,9 @@ public enum URLComponentEncoder {
     /// Whether the encoder uses the vector kernel on this processor (see ``HexEscapeKernel``).
     static var usesVectorKernel: Bool { self.table.kernel != nil }
 
+    /// Whether the encoder uses a vector kernel on `path`.
+    static func usesVectorKernel(on path: VectorPath) -> Bool { self.table.kernels.kernel(for: path) != nil }
+
     /// The bytes ``table`` replaces: all but ASCII letters, digits, `-`, `.`, `_` and `~`.
     private enum Candidates: EscapeCandidates {
         @inline(__always)
@@ -50,6 +53,19 @@ public enum URLComponentEncoder {
     /// back.
     public static func encode(bytes: some Collection<UInt8>) -> String {
         self.table.encode(bytes: bytes)
+    }
+
+    /// ``encode(_:)`` with its hexadecimal escapes written on `path` (the output is the same on every path), for tests and
+    /// benchmarks.
+    @_spi(Benchmarks)
+    public static func encode(_ component: String, path: VectorPath) -> String {
+        self.table.encode(component, path: path)
+    }
+
+    /// ``encode(bytes:)`` with its hexadecimal escapes written on `path` (the output is the same on every path), for tests and
+    /// benchmarks.
+    static func encode(bytes: some Collection<UInt8>, path: VectorPath) -> String {
+        self.table.encode(bytes: bytes, path: path)
     }
 
     /// Decodes a percent-encoded component to text.

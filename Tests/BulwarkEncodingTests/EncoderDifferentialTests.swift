@@ -2,7 +2,7 @@ import BulwarkTestHelpers
 import Foundation
 import Testing
 
-@testable import BulwarkEncoding
+@_spi(Benchmarks) @testable import BulwarkEncoding
 
 // The output encoders as they were before the fast engine (EscapeTable with an 8-byte table scan), kept verbatim as
 // a reference: the library's encoders must give exactly the same bytes for every input.
@@ -211,7 +211,7 @@ struct EncoderDifferentialTests {
 }
 
 /// Seeded inputs for the differential tests.
-private enum DifferentialInputs {
+enum DifferentialInputs {
     /// Pieces of valid UTF-8 that matter to some encoder, or to the engine (line separators, the lead byte 0xE2 in
     /// other characters, every length of UTF-8 sequence).
     static let pieces: [[UInt8]] = [
@@ -268,7 +268,7 @@ private enum DifferentialInputs {
 // MARK: - Reference encoders (test only)
 
 /// The encoders' tables and entry points as they were.
-private enum ReferenceEncoders {
+enum ReferenceEncoders {
     static let textTable = ReferenceEscapeTable { byte in
         switch byte {
         case UInt8(ascii: "&"): return "&amp;"
@@ -366,7 +366,7 @@ private enum ReferenceEncoders {
 }
 
 /// The byte-level engine as it was (Sources/BulwarkPolicy/Encoding/EscapeTable.swift before the fast engine).
-private struct ReferenceEscapeTable: Sendable {
+struct ReferenceEscapeTable: Sendable {
     /// For each byte value, the length of its replacement; 0 means the byte is copied, ``special`` means the byte
     /// starts a sequence that needs a closer look (U+2028 and U+2029).
     private let lengths: [UInt8]
@@ -638,18 +638,24 @@ private struct ReferenceEscapeTable: Sendable {
 
 @Suite("The vector kernel of the hexadecimal escapes", .tags(.encoders))
 struct HexEscapeKernelTests {
-    /// `scripts/test` runs the encoder suites twice: with the kernel where the processor has it, and with
-    /// `BULWARK_NO_VECTOR_ENCODING=1`, so that the Swift engine alone is held to the reference on such a processor too.
-    @Test("the attribute, URL and JavaScript tables use it exactly where the processor has it and it is not turned off")
+    /// `scripts/test` runs the encoder suites twice: on the fastest path the processor has, and with
+    /// `BULWARK_NO_VECTOR_ENCODING=1`, which leaves out the AVX-512 VBMI kernel (the next path, AVX2 or SSE2, is used).
+    /// ``VectorPathTests`` runs every path in-process.
+    @Test("the attribute, URL and JavaScript tables use a kernel exactly where the selected path has one")
     func kernelInUse() {
-        let expected = HexEscapeKernel.isSupported && HexEscapeKernel.isEnabled
-        #expect(HexEscapeKernel.isEnabled == (ProcessInfo.processInfo.environment["BULWARK_NO_VECTOR_ENCODING"] != "1"))
+        let environment = ProcessInfo.processInfo.environment
+        #expect(VectorPath.selected == VectorPath.choose(environment: environment))
+        #expect(VectorPath.selected.isSupported)
+        if environment["BULWARK_NO_VECTOR_ENCODING"] == "1" && environment["BULWARK_VECTOR_ENCODING"] == nil {
+            #expect(VectorPath.selected != .avx512)
+        }
+        let expected = VectorPath.selected != .scalar
         #expect(HTMLEncoder.vectorKernels.attribute == expected)
         #expect(URLComponentEncoder.usesVectorKernel == expected)
         #expect(JavaScriptEncoder.usesVectorKernel == expected)
         // Named entities have no hexadecimal shape.
         #expect(HTMLEncoder.vectorKernels.text == false)
-        print("hex escape kernel: supported \(HexEscapeKernel.isSupported), in use \(expected)")
+        print("hex escape kernel: path \(VectorPath.selected.name), in use \(expected)")
     }
 
     @Test("bytes the kernel leaves to the table (controls, short escapes, line separators) in every lane of dense text")
@@ -665,6 +671,7 @@ struct HexEscapeKernelTests {
                 var bytes = dense
                 bytes.replaceSubrange(offset..<offset + stop.count, with: stop)
                 EncoderDifferentialTests.expectSame(bytes: bytes)
+                VectorPathTests.expectSame(bytes: bytes)
             }
         }
     }

@@ -15,6 +15,6 @@ extension Tag {
     /// The fault-injection soak: it counts the process's file descriptors before and after, so it runs alone.
     @Tag public static var soak: Self
 
-    /// The output encoders, run a second time with their vector kernel turned off (`BULWARK_NO_VECTOR_ENCODING=1`).
+    /// The output encoders, run a second time with their vector kernels turned off (`BULWARK_VECTOR_ENCODING=scalar`).
     @Tag public static var encoders: Self
 }

@@ -595,12 +595,9 @@ struct Bench {
                 EncodeBenchmark.gigabytesPerSecond(benchmark.input, seconds: seconds) { URLComponentEncoder.encode($0) }
             )
         }
-        // The hexadecimal escapes (attribute, URL component, JavaScript's `\\xHH`) have a vector kernel on x86-64 with
-        // AVX-512 VBMI, unless BULWARK_NO_VECTOR_ENCODING=1.
-        let cpuFlags = (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8)) ?? ""
-        let kernel =
-            cpuFlags.contains(" avx512vbmi ")
-            && ProcessInfo.processInfo.environment["BULWARK_NO_VECTOR_ENCODING"] != "1"
+        // The hexadecimal escapes (attribute, URL component, JavaScript's `\\xHH`) have vector kernels (AVX-512 VBMI,
+        // AVX2, SSE2, NEON); the path is the fastest the processor has, as the environment allows.
+        let path = EncodeBenchmark.selectedPath
         var result = BenchResult(name: "encode-html", unit: "GB/s", bulwark: median(mixed), ahc: nil)
         result.goal = "≥ 1 GB/s (text and attribute)"
         result.met = median(mixed) >= 1 && median(attribute) >= 1
@@ -613,7 +610,8 @@ struct Bench {
             ("bulwark_javascript_gbps", .number(rounded(median(javaScript)))),
             ("bulwark_javascript_prose_gbps", .number(rounded(median(javaScriptProse)))),
             ("bulwark_url_component_gbps", .number(rounded(median(urlComponent)))),
-            ("hex_escape_vector_kernel", .bool(kernel)),
+            ("hex_escape_vector_kernel", .bool(path != "scalar")),
+            ("vector_path", .string(path)),
         ]
         result.details =
             "`HTMLEncoder.text` on 1 MiB with ~10% bytes to escape; prose (~0.7% to escape) "
@@ -621,14 +619,15 @@ struct Bench {
             + "`HTMLEncoder.attribute` on the 10% input \(format(median(attribute))) GB/s; "
             + "`JavaScriptEncoder.stringLiteral` \(format(median(javaScript))) GB/s (prose "
             + "\(format(median(javaScriptProse)))); `URLComponentEncoder.encode` \(format(median(urlComponent))) GB/s; "
-            + "hexadecimal-escape vector kernel \(kernel ? "on (AVX-512 VBMI)" : "off")"
+            + "hexadecimal-escape vector path \(path)"
         log(
             "   encode-html: \(format(median(mixed))) GB/s (prose \(format(median(prose))), plain "
                 + "\(format(median(plain))), attribute \(format(median(attribute))), JavaScript "
                 + "\(format(median(javaScript))) / prose \(format(median(javaScriptProse))), URL component "
-                + "\(format(median(urlComponent)))); vector kernel \(kernel ? "on" : "off")"
+                + "\(format(median(urlComponent)))); vector path \(path)"
         )
         self.results.append(result)
+        self.results.append(benchmark.pathsResult(rounds: self.options.rounds, seconds: seconds))
     }
 
     // MARK: - Limbo

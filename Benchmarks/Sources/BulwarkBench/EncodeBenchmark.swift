@@ -1,4 +1,5 @@
 import Bulwark
+@_spi(Benchmarks) import BulwarkEncoding
 
 /// Output encoder throughput on 1 MiB of user-generated-looking text in which about one byte in ten needs escaping
 /// as HTML text (tags, quotes, ampersands, some non-ASCII), on prose and on plain ASCII: `HTMLEncoder.text(_:)`,
@@ -60,5 +61,67 @@ struct EncodeBenchmark {
         } while elapsed < budget
         blackHole(sink)
         return Double(total) / Double(elapsed)
+    }
+}
+
+// MARK: - Vector paths (issue 24, item 5)
+
+extension EncodeBenchmark {
+    /// The name of the vector path the encoders use in this process (`BULWARK_VECTOR_ENCODING` takes the same names).
+    static var selectedPath: String { VectorPath.selected.name }
+
+    /// The encoders measured on each vector path, on the 10 % input: name, JSON key, encoder.
+    static let pathEncoders: [(name: String, key: String, encode: @Sendable (String, VectorPath) -> String)] = [
+        ("text", "text", { HTMLEncoder.text($0, path: $1) }),
+        ("attribute", "attribute", { HTMLEncoder.attribute($0, path: $1) }),
+        ("JavaScript", "javascript", { JavaScriptEncoder.stringLiteral($0, path: $1) }),
+        ("URL component", "url_component", { URLComponentEncoder.encode($0, path: $1) }),
+    ]
+
+    /// The `encode-paths` row: `HTMLEncoder.text`, `HTMLEncoder.attribute`, `JavaScriptEncoder.stringLiteral` and
+    /// `URLComponentEncoder.encode` on the 10 % input on every vector path this processor has (AVX-512 VBMI, AVX2,
+    /// SSE2, NEON, the Swift engine alone), rounds interleaved path by path; medians in GB/s. The goal is that of
+    /// issue 24: every encoder at 1 GB/s or more on the path used with `BULWARK_NO_VECTOR_ENCODING=1`.
+    func pathsResult(rounds: Int, seconds: Double) -> BenchResult {
+        let paths = VectorPath.allCases.filter(\.isSupported).sorted { $0.rawValue > $1.rawValue }
+        var samples: [VectorPath: [String: [Double]]] = [:]
+        for round in 0..<rounds {
+            // Alternate the order, so that no path always runs in the same phase of a round.
+            for path in round % 2 == 0 ? paths : paths.reversed() {
+                for encoder in Self.pathEncoders {
+                    let rate = Self.gigabytesPerSecond(self.input, seconds: seconds) { encoder.encode($0, path) }
+                    samples[path, default: [:]][encoder.key, default: []].append(rate)
+                }
+            }
+        }
+        let portable = VectorPath.choose(environment: ["BULWARK_NO_VECTOR_ENCODING": "1"])
+        func rate(_ path: VectorPath, _ key: String) -> Double { median(samples[path]![key]!) }
+        func rounded(_ value: Double) -> Double { (value * 100).rounded() / 100 }
+        var result = BenchResult(name: "encode-paths", unit: "GB/s", bulwark: nil, ahc: nil)
+        let slowest = Self.pathEncoders.map { rate(portable, $0.key) }.min()!
+        result.bulwark = slowest
+        result.goal = "≥ 1 GB/s (text, attribute, JavaScript, URL component) without the AVX-512 kernel"
+        result.met = slowest >= 1
+        result.extra = [
+            ("input", .string("1 MiB of text, ~1 byte in 10 escaped (tags, quotes, &, non-ASCII)")),
+            ("path_without_avx512", .string(portable.name)),
+            ("paths", .array(paths.map { .string($0.name) })),
+        ]
+        for path in paths {
+            for encoder in Self.pathEncoders {
+                result.extra.append(
+                    ("bulwark_\(path.name)_\(encoder.key)_gbps", .number(rounded(rate(path, encoder.key))))
+                )
+            }
+        }
+        let table = paths.map { path in
+            "\(path.name): "
+                + Self.pathEncoders.map { "\($0.name) \(format(rate(path, $0.key)))" }.joined(separator: ", ")
+        }
+        result.details =
+            "the slowest encoder on the path used without the AVX-512 kernel (\(portable.name)); GB/s per path: "
+            + table.joined(separator: "; ")
+        for line in table { log("   encode-paths: \(line)") }
+        return result
     }
 }

@@ -10,6 +10,7 @@ let fuzzTargets: [String: @Sendable (FuzzInput) -> Void] = [
     "event-log": EventLogTarget.run,
     "crl": CRLTarget.run,
     "ocsp": OCSPTarget.run,
+    "encoders": EncodersTarget.run,
 ]
 
 /// The target chosen at start-up; read by the libFuzzer callback, which cannot capture context.

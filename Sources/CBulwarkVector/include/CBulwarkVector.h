@@ -1,6 +1,6 @@
 // Vector kernels for Bulwark's output encoders. Swift cannot compile a function for a processor feature the whole
 // target does not assume, so the kernels that need one are C, compiled for it function by function, and chosen at
-// run time: `bulwark_hex_escape_create` returns NULL on a processor (or an architecture) without the feature, and
+// run time: `bulwark_hex_escape_create` returns NULL for a path the processor (or the architecture) cannot run, and
 // the Swift engine then does all of the work, as it does for every table the kernel does not fit.
 
 #ifndef C_BULWARK_VECTOR_H
@@ -26,17 +26,33 @@ enum {
     BULWARK_HEX_STOP = 2,
 };
 
-/// Whether this processor and operating system can run the kernel (x86-64 with AVX-512 VBMI).
-bool bulwark_hex_escape_supported(void);
+/// The ways a kernel can run. The output is the same byte for byte on every path.
+enum {
+    /// No kernel: the Swift engine does all of the work.
+    BULWARK_VECTOR_SCALAR = 0,
+    /// x86-64's baseline: bytes classified and written through tables one at a time, groups without an escape copied
+    /// sixteen bytes at a time.
+    BULWARK_VECTOR_SSE2 = 1,
+    /// x86-64 with AVX2: each quarter of a group written with one byte shuffle and one 32-byte store.
+    BULWARK_VECTOR_AVX2 = 2,
+    /// x86-64 with AVX-512 VBMI: each half of a group written with one byte permutation and one 64-byte store.
+    BULWARK_VECTOR_AVX512_VBMI = 3,
+    /// arm64: each half of a group written with three 64-byte table lookups and three 16-byte stores.
+    BULWARK_VECTOR_NEON = 4,
+};
+
+/// Whether this processor and operating system can run the path (`BULWARK_VECTOR_SCALAR` always can).
+bool bulwark_vector_supported(int path);
 
 /// A kernel for the byte classes `classes` (256 entries, one of the values above), escapes written as `prefix` (1 to
-/// 3 bytes), the digits, and `suffix` (a byte, or -1 for none); NULL if the processor cannot run it or the arguments
-/// do not fit. Free it with `bulwark_hex_escape_destroy`.
+/// 3 bytes), the digits, and `suffix` (a byte, or -1 for none), running on `path`; NULL for `BULWARK_VECTOR_SCALAR`,
+/// a path the processor cannot run, or arguments that do not fit. Free it with `bulwark_hex_escape_destroy`.
 bulwark_hex_escape *_Nullable bulwark_hex_escape_create(
     const uint8_t *_Nonnull classes,
     const uint8_t *_Nonnull prefix,
     intptr_t prefixLength,
-    int suffix
+    int suffix,
+    int path
 );
 
 void bulwark_hex_escape_destroy(bulwark_hex_escape *_Nullable kernel);
@@ -45,8 +61,9 @@ void bulwark_hex_escape_destroy(bulwark_hex_escape *_Nullable kernel);
 /// `*index` going to `output + *written`; stops before a group holding a byte of class `BULWARK_HEX_STOP`, and moves
 /// `*index` and `*written` past what it encoded.
 ///
-/// Reads the sixteen bytes of every group it looks at (the caller must have them, even past `end`), and stores up to
-/// 64 bytes from the output of every 8 input bytes, so up to 56 bytes past the output of what it encoded.
+/// Reads the sixteen bytes of every group it looks at (the caller must have them, even past `end`), and stores at
+/// most 56 bytes past the output of what it encoded: 64 bytes from the output of every 8 input bytes (AVX-512), 32
+/// from that of every 4 (AVX2), 48 from that of every 8 (NEON), 8 from that of every byte (SSE2).
 void bulwark_hex_escape_run(
     const bulwark_hex_escape *_Nonnull kernel,
     const uint8_t *_Nonnull source,
