@@ -102,7 +102,11 @@ struct FetchCommand: AsyncParsableCommand {
         guard self.maxRedirects >= 0 else { throw ValidationError("--max-redirects must be 0 or more") }
         configuration.credentials = try self.credentialStore(for: request.url)
         configuration.redirects.maximumHops = self.maxRedirects
-        configuration.proxy = try self.proxyOptions.chosenProxy()
+        // A policy file's proxy section stands unless --proxy is given; without one, the environment's (as curl).
+        let policySetsProxy = try self.policy.setsProxy()
+        if self.proxyOptions.proxy != nil || !policySetsProxy {
+            configuration.proxy = try self.proxyOptions.chosenProxy()
+        }
         let client = BulwarkClient(configuration: configuration)
         defer { Task { await client.shutdown() } }
         let response = try await client.execute(request, timeout: .milliseconds(Int64(self.maxTime * 1000)))

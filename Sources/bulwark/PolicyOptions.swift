@@ -75,6 +75,12 @@ struct PolicyOptions: ParsableArguments {
         return configuration
     }
 
+    /// Whether `--policy FILE` names a proxy (its `proxy` section).
+    func setsProxy() throws -> Bool {
+        guard let path = self.policyFile else { return false }
+        return try PolicyFile(contentsOfFile: path).proxy != nil
+    }
+
     /// The configuration of `--policy FILE`.
     private func policyConfiguration(_ path: String) throws -> BulwarkClient.Configuration {
         if !self.caFiles.isEmpty || !self.pins.isEmpty || self.allowSinglePin {

@@ -9,7 +9,7 @@ struct ProxyOptions: ParsableArguments {
         help: ArgumentHelp(
             "Go through this proxy: http://host:port (CONNECT tunnels), socks5://host:port or socks5h://host:port (the host name goes to the proxy). The port defaults to 1080, as in curl. An empty value turns the environment's proxy off.",
             discussion:
-                "Without --proxy, https_proxy, HTTPS_PROXY, http_proxy (lower case only), all_proxy, ALL_PROXY, no_proxy and NO_PROXY are read as curl reads them.",
+                "Without --proxy, the proxy section of the --policy file applies; without either, https_proxy, HTTPS_PROXY, http_proxy (lower case only), all_proxy, ALL_PROXY, no_proxy and NO_PROXY are read as curl reads them.",
             valueName: "url"
         )
     )
@@ -52,29 +52,10 @@ struct ProxyOptions: ParsableArguments {
     /// The credentials of `--proxy-user-file`: one line, `user:password`, read into locked memory.
     private func credentials() throws -> ProxyCredentials? {
         guard let path = self.proxyUserFile else { return nil }
-        let line: SecretBytes
         do {
-            line = try SecretBytes(contentsOfFile: path)
+            return try ProxyCredentials(contentsOfFile: path)
         } catch {
             throw ValidationError("--proxy-user-file: \(error)")
         }
-        let made: Result<ProxyCredentials, ValidationError> = line.withUnsafeBytes { bytes in
-            guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")), !bytes.contains(UInt8(ascii: "\n")) else {
-                return .failure(ValidationError("--proxy-user-file: the file must hold one line, user:password"))
-            }
-            let user = String(decoding: bytes[..<colon], as: UTF8.self)
-            let rest = UnsafeRawBufferPointer(rebasing: bytes[(colon + 1)...])
-            do {
-                return .success(
-                    try ProxyCredentials(
-                        username: user,
-                        password: SecretBytes(count: rest.count) { $0.copyMemory(from: rest) }
-                    )
-                )
-            } catch {
-                return .failure(ValidationError("--proxy-user-file: \(error)"))
-            }
-        }
-        return try made.get()
     }
 }

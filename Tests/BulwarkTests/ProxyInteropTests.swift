@@ -95,6 +95,75 @@ struct ProxyInteropTests {
         #expect(!monitor.events.map(\.description).joined().contains(SquidProxy.password))
     }
 
+    @Test("a policy file's proxy section: squid with credentials from a file, a host sent direct, pins unchanged")
+    func squidFromAPolicyFile() async throws {
+        let nginx = try await NginxServer.start(chain: chain)
+        defer { nginx.stop() }
+        let squid = try await SquidProxy.start()
+        defer { squid.stop() }
+        let directory = try ExternalPeers.makeDirectory("proxy-policy")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try "\(SquidProxy.username):\(SquidProxy.password)\n"
+            .write(to: directory.appending(path: "proxy-credentials"), atomically: true, encoding: .utf8)
+        let pins = [Pin.publicKey(of: self.chain.intermediate!.certificate), Pin.publicKey(of: self.root)]
+        let policyText = """
+            {
+              "format": "bulwark-policy/1",
+              "hosts": {
+                "localhost": {
+                  "evaluator": "publicKeys",
+                  "pins": ["\(pins[0])", "\(pins[1])"],
+                  "roots": { "system": false, "certificates": [{ "pem": \(Self.jsonString(self.chain.root.certificatePEM)) }] }
+                }
+              },
+              "proxy": {
+                "use": "http://127.0.0.1:\(squid.port)",
+                "credentialsFile": "proxy-credentials",
+                "hosts": { "direct.invalid": { "use": "none" } }
+              }
+            }
+            """
+        let policyPath = directory.appending(path: "bulwark-policy.json").path
+        try policyText.write(toFile: policyPath, atomically: true, encoding: .utf8)
+        let configuration = try BulwarkClient.Configuration(policyFile: policyPath)
+        #expect(configuration.proxy.description == "http://127.0.0.1:\(squid.port) (credentials)")
+        #expect(configuration.proxyOverrides.proxy(forHost: "direct.invalid")?.proxy.description == "none")
+        #expect(!"\(configuration)".contains(SquidProxy.password))
+        let client = BulwarkClient(configuration: configuration)
+        do {
+            let response = try await client.execute(BulwarkRequest(url: "https://localhost:\(nginx.port)/hello"))
+            #expect(response.status == .ok)
+            #expect(String(buffer: try await response.body.collect(upTo: 1 << 20)) == "hello from nginx\n")
+        } catch {
+            Issue.record("\(error)")
+        }
+        await client.shutdown()
+        let log = try await squid.accessLog(atLeast: 2)
+        #expect(log.contains { $0.contains("CONNECT localhost:\(nginx.port)") && !$0.contains("/407") }, "\(log)")
+
+        // The same command-line policy: `bulwark fetch --policy FILE` goes through squid too.
+        let fetched = try await ProxyCLITests.run([
+            "fetch", "https://localhost:\(nginx.port)/hello", "--policy", policyPath,
+        ])
+        #expect(fetched.status == 0, "\(fetched.stderr)")
+        #expect(fetched.stdout == "hello from nginx\n")
+
+        // A credentials file that is not one user:password line is named with its pointer.
+        try "no colon here\n".write(
+            to: directory.appending(path: "proxy-credentials"),
+            atomically: true,
+            encoding: .utf8
+        )
+        let error = #expect(throws: PolicyFileError.self) { try BulwarkClient.Configuration(policyFile: policyPath) }
+        #expect(error?.pointer == "/proxy/credentialsFile", "\(String(describing: error))")
+        #expect(error?.description.contains("must hold one line, user:password") == true)
+    }
+
+    static func jsonString(_ text: String) -> String {
+        let data = try! JSONSerialization.data(withJSONObject: [text], options: [.withoutEscapingSlashes])
+        return String(decoding: data.dropFirst().dropLast(), as: UTF8.self)
+    }
+
     @Test("squid: a wrong password ends with proxy_auth_failed naming the proxy and the 407")
     func squidWrongPassword() async throws {
         let squid = try await SquidProxy.start()

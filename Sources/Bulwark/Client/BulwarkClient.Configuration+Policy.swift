@@ -11,8 +11,8 @@ extension BulwarkClient.Configuration {
 
     /// A configuration that does what `policy` says, the rest left at the secure defaults: the trust manager (with
     /// revocation fetched over Bulwark's transport), the minimum TLS version, the host allowlist, the redirect
-    /// policy, and the client certificates, read from the files the policy names (keys and passphrases straight
-    /// into locked memory).
+    /// policy, the client certificates, read from the files the policy names (keys and passphrases straight
+    /// into locked memory), and the proxy, with its credentials read from their file.
     ///
     /// Credential scopes are not attached here: the policy names them, and code adds its secrets under them
     /// (`store.add(token, scope: policy.credentialScope(named: "api")!)`).
@@ -45,6 +45,53 @@ extension BulwarkClient.Configuration {
             identities.set(try Self.loadIdentity(entry, policy: policy), for: entry.pattern)
         }
         self.clientIdentities = identities
+        if let proxy = policy.proxy {
+            self.proxy = try Self.proxy(proxy.setting, at: "/proxy", policy: policy)
+            var overrides = BulwarkClient.ProxyOverrides()
+            for host in proxy.hosts {
+                let pointer = "/proxy/hosts/" + PolicyFile.pointerToken(host.pattern.description)
+                overrides.set(try Self.proxy(host.setting, at: pointer, policy: policy), for: host.pattern)
+            }
+            self.proxyOverrides = overrides
+        }
+    }
+
+    /// The proxy a policy's setting names, its credentials read from their file.
+    private static func proxy(
+        _ setting: PolicyFile.Proxy.Setting,
+        at pointer: String,
+        policy: PolicyFile
+    ) throws(PolicyFileError) -> BulwarkClient.Proxy {
+        switch setting.use {
+        case .none: return .none
+        case .environment: return .environment
+        case .url(let url):
+            var credentials: ProxyCredentials?
+            if let file = setting.credentialsFile {
+                do {
+                    credentials = try ProxyCredentials(contentsOfFile: policy.resolvedPath(file))
+                } catch {
+                    let filePointer = pointer + "/credentialsFile"
+                    throw PolicyFileError(
+                        .invalidValue,
+                        pointer: filePointer,
+                        line: policy.line(of: filePointer),
+                        detail: error.description
+                    )
+                }
+            }
+            let proxy = BulwarkClient.Proxy.url(url, credentials: credentials)
+            if let why = proxy.validationError {
+                let usePointer = pointer + "/use"
+                throw PolicyFileError(
+                    .invalidValue,
+                    pointer: usePointer,
+                    line: policy.line(of: usePointer),
+                    detail: why
+                )
+            }
+            return proxy
+        }
     }
 
     private static func loadIdentity(

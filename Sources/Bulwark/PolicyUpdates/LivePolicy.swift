@@ -6,8 +6,9 @@
 ///
 /// What applies live: the trust manager (host patterns, evaluators, pins, roots, revocation), the host allowlist and
 /// the redirect policy. What does not: the minimum TLS version (the TLS contexts are made when the client is made),
-/// client certificates (see ``BulwarkClient/updateClientIdentity(_:for:sessionBound:)-(_,HostPattern,_)``) and
-/// credential scopes (credentials are attached in code).
+/// client certificates (see ``BulwarkClient/updateClientIdentity(_:for:sessionBound:)-(_,HostPattern,_)``),
+/// credential scopes (credentials are attached in code) and the proxy (its credentials are files on the machine, not
+/// part of a bundle).
 struct LivePolicy: Sendable {
     /// Counts the policies a client applied: 0 for the one it was made with. Part of every pool key, so that a
     /// connection made under one policy never serves a request that read another.
@@ -40,6 +41,7 @@ struct LivePolicy: Sendable {
         if file.minimumTLSVersion != nil { members.append("/tls/minimumVersion") }
         if !file.clientCertificates.isEmpty { members.append("/clientCertificates") }
         if !file.credentialScopes.isEmpty { members.append("/credentialScopes") }
+        if file.proxy != nil { members.append("/proxy") }
         return members
     }
 

@@ -45,7 +45,7 @@ extension PolicyFile {
             case none
             /// The environment's proxy variables, with curl's rules (`"environment"`).
             case environment
-            /// The proxy at a URL: `http://`, `https://`, `socks5://` or `socks5h://`, a host and a port; no user
+            /// The proxy at a URL: `http://`, `socks5://` or `socks5h://`, a host and a port; no user
             /// information and no path.
             case url(String)
 
@@ -74,7 +74,7 @@ extension PolicyFile {
         }
 
         /// The proxy URL schemes a policy file accepts.
-        public static let schemes: Set<String> = ["http", "https", "socks5", "socks5h"]
+        public static let schemes: Set<String> = ["http", "socks5", "socks5h"]
 
         /// Why `text` is not a proxy URL a policy may hold, or nil when it is one: a scheme of ``schemes``, a host,
         /// a port from 1 to 65535 if any, no user information (credentials belong in ``Setting/credentialsFile``), no
@@ -87,8 +87,8 @@ extension PolicyFile {
             }
             guard Self.schemes.contains(scheme) else {
                 return (
-                    "the proxy scheme \(PolicyJSON.quoted(scheme)) is not supported; use http, https, socks5 or "
-                        + "socks5h", false
+                    "the proxy scheme \(PolicyJSON.quoted(scheme)) is not supported; use http, socks5 or "
+                        + "socks5h (a proxy reached over TLS is not supported yet)", false
                 )
             }
             if components.user != nil || components.password != nil {
