@@ -1,7 +1,7 @@
 import Foundation
 
 extension PolicyFile {
-    /// The proxy requests go through, for all hosts and per host pattern (``BulwarkClient/Configuration/proxy`` and
+    /// The proxy requests go through, for all hosts and per host pattern (a client configuration's `proxy` and
     /// `proxyOverrides`). Credentials are never written into the policy: a proxy URL with user information is refused,
     /// and ``Setting/credentialsFile`` names a file holding one line `user:password`.
     ///
