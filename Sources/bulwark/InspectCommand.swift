@@ -12,6 +12,10 @@ struct InspectCommand: AsyncParsableCommand {
             trusted, the verified chain the pins were checked against: `openssl s_client -showcerts` and a trust \
             dump in one command. With --revocation soft (the default) or hard, each certificate of the verified \
             chain is checked for revocation and its status is printed with its source and the answer's validity. \
+            With --proxy, the connection goes through that proxy and the handshake with the origin runs inside the \
+            tunnel, so the chain shown is the one presented on that path: the origin's own when the proxy tunnels, \
+            the proxy's when it intercepts. Without --proxy, the proxy section of the --policy file applies, and \
+            without either, the environment's proxy variables (as for fetch). \
             \(FailureExit.help)
             """
     )
@@ -24,15 +28,27 @@ struct InspectCommand: AsyncParsableCommand {
     @Option(help: RevocationOption.help)
     var revocation: RevocationOption = .soft
 
+    @OptionGroup var proxyOptions: ProxyOptions
+
     func run() async throws {
-        let (host, port) = try self.hostAndPort()
-        print("Connecting to \(host):\(port)")
+        let (host, port) = try Self.hostAndPort(self.target)
+        var configuration = try TLSStream.Configuration(
+            self.policy.configuration(host: host, revocation: self.revocation)
+        )
+        // A policy file's proxy section stands unless --proxy is given; without one, the environment's (as curl).
+        let policySetsProxy = try self.policy.setsProxy()
+        if self.proxyOptions.proxy != nil || !policySetsProxy {
+            configuration.proxy = try self.proxyOptions.chosenProxy()
+        }
+        let proxy: String?
         do {
-            let stream = try await TLSStream.connect(
-                host: host,
-                port: port,
-                configuration: try self.policy.configuration(host: host, revocation: self.revocation)
-            )
+            proxy = try configuration.proxy(forHost: host, port: port)
+        } catch {
+            throw ValidationError("\(error)")
+        }
+        print("Connecting to \(host):\(port)" + (proxy.map { " through the proxy at \($0)" } ?? ""))
+        do {
+            let stream = try await TLSStream.connect(host: host, port: port, configuration: configuration)
             defer { Task { try? await stream.close() } }
             self.printChain("Presented chain", stream.serverTrust.presentedChain.map(CertificateSummary.init))
             print("Verdict: trusted")
@@ -100,18 +116,17 @@ struct InspectCommand: AsyncParsableCommand {
         }
     }
 
-    private func hostAndPort() throws -> (String, Int) {
-        if self.target.contains("://") {
-            guard let url = URL(string: self.target), let host = url.host(percentEncoded: false) else {
-                throw ValidationError("\"\(self.target)\" is not a URL")
+    /// The host and port of `target`: an https URL, or `HOST:PORT` (443 when no port is given).
+    static func hostAndPort(_ target: String) throws -> (String, Int) {
+        if target.contains("://") {
+            guard let url = URL(string: target), let host = url.host(percentEncoded: false) else {
+                throw ValidationError("\"\(target)\" is not a URL")
             }
             return (host, url.port ?? 443)
         }
-        guard let colon = self.target.lastIndex(of: ":"),
-            let port = Int(self.target[self.target.index(after: colon)...])
-        else {
-            return (self.target, 443)
+        guard let colon = target.lastIndex(of: ":"), let port = Int(target[target.index(after: colon)...]) else {
+            return (target, 443)
         }
-        return (String(self.target[..<colon]), port)
+        return (String(target[..<colon]), port)
     }
 }

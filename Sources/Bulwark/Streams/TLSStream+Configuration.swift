@@ -2,7 +2,7 @@ import BulwarkPolicy
 
 extension TLSStream {
     /// What a ``TLSStream`` needs and nothing of HTTP: the trust policy, TLS options, timeouts, the allowlist, where
-    /// decisions and pin failures go, and the resolve overrides.
+    /// decisions and pin failures go, the resolve overrides and the proxy.
     ///
     /// Start from the secure defaults with ``init(trust:)``, then change fields; or take the matching fields of a
     /// client's configuration with ``init(_:)``, so a stream follows the same policy as the client.
@@ -28,6 +28,17 @@ extension TLSStream {
         /// The client certificates offered to servers that ask for one, by host pattern, as for the client: sent only
         /// to hosts whose pattern selects them. Empty by default.
         public var clientIdentities: BulwarkClient.ClientIdentities = BulwarkClient.ClientIdentities()
+        /// The proxy the stream goes through, as for the client: ``BulwarkClient/Proxy/none`` (the default), an HTTP
+        /// proxy (a `CONNECT` tunnel), a SOCKS5 proxy, or the environment's proxy variables, read as for an `https`
+        /// URL (`https_proxy`, `HTTPS_PROXY`, `all_proxy`, `ALL_PROXY`, `no_proxy`, `NO_PROXY`).
+        ///
+        /// The proxy changes where the bytes go, never what is trusted: the TLS handshake runs inside the tunnel
+        /// with the stream's host as the server name and ``trust``'s evaluator for that host (pins included), and
+        /// ``allowlist`` is checked before anything is sent to the proxy.
+        public var proxy: BulwarkClient.Proxy = .none
+        /// Proxies chosen per host pattern, in place of ``proxy``. Empty by default. See
+        /// ``BulwarkClient/ProxyOverrides``.
+        public var proxyOverrides: BulwarkClient.ProxyOverrides = BulwarkClient.ProxyOverrides()
 
         /// The secure defaults (TLS 1.2 or later, no allowlist, no reporting) with `trust`.
         public init(trust: ServerTrustManager) {
@@ -35,7 +46,8 @@ extension TLSStream {
         }
 
         /// The stream-relevant fields of a client's configuration: trust, TLS options, timeouts, allowlist, event
-        /// monitor, pin-failure reporting, resolve overrides, the decision cache and the client identities.
+        /// monitor, pin-failure reporting, resolve overrides, the decision cache, the client identities, the proxy and
+        /// the proxy overrides.
         public init(_ client: BulwarkClient.Configuration) {
             self.trust = client.trust
             self.tls = client.tls
@@ -46,6 +58,8 @@ extension TLSStream {
             self.resolveOverrides = client.resolveOverrides
             self.trustDecisionCache = client.trustDecisionCache
             self.clientIdentities = client.clientIdentities
+            self.proxy = client.proxy
+            self.proxyOverrides = client.proxyOverrides
         }
 
         /// A client configuration with these fields, for the connector and the pin-failure reporter (which sends
@@ -60,6 +74,8 @@ extension TLSStream {
             configuration.resolveOverrides = self.resolveOverrides
             configuration.trustDecisionCache = self.trustDecisionCache
             configuration.clientIdentities = self.clientIdentities
+            configuration.proxy = self.proxy
+            configuration.proxyOverrides = self.proxyOverrides
             return configuration
         }
     }

@@ -45,6 +45,11 @@ public final class TLSStream: Sendable {
     /// reaches ``Configuration/eventMonitor``; pin failures are reported as ``Configuration/pinFailureReporting``
     /// says.
     ///
+    /// Through ``Configuration/proxy`` (or the proxy ``Configuration/proxyOverrides`` chooses for `host`), the
+    /// connection is a tunnel through that proxy, and the handshake runs inside it unchanged: `host` is the server
+    /// name, its evaluator judges the chain, its pins apply. The allowlist is checked before the proxy is contacted,
+    /// and only the host name and port go to the proxy (the proxy resolves the name).
+    ///
     /// - Parameters:
     ///   - host: The server's host name or IP address: the name sent in SNI and checked by the trust policy.
     ///   - port: The server's TCP port.
@@ -53,7 +58,10 @@ public final class TLSStream: Sendable {
     ///   - eventLoopGroup: The event loops the connection runs on.
     /// - Throws: ``BulwarkError``: ``BulwarkError/Code/hostNotAllowed`` when the allowlist refuses the host;
     ///   ``BulwarkError/Code/trustRefused`` with the refusal when the policy refuses the chain; no byte of yours is
-    ///   sent in either case.
+    ///   sent in either case. Through a proxy, also the proxy's failures, each naming the proxy:
+    ///   ``BulwarkError/Code/proxyRefused``, ``BulwarkError/Code/proxyAuthRequired``,
+    ///   ``BulwarkError/Code/proxyAuthFailed``, ``BulwarkError/Code/proxyHandshakeFailed``, or
+    ///   ``BulwarkError/Code/connectFailed`` when the proxy cannot be reached.
     public static func connect(
         host: String,
         port: Int,
@@ -75,6 +83,7 @@ public final class TLSStream: Sendable {
             configuration.eventMonitor.record(refusal.securityEvent(requestID: nil))
             throw BulwarkError(.hostNotAllowed, host: refusal.host, detail: String(describing: refusal))
         }
+        let proxy = try ProxyRouter(configuration: configuration).route(toTLSHost: canonical, port: port)
         let connector: Connector
         let reporter: PinFailureReporter?
         do {
@@ -90,11 +99,15 @@ public final class TLSStream: Sendable {
             if let reporter { Task { await reporter.finishAndShutdown() } }
         }
         let identity = configuration.clientIdentities.identity(forHost: canonical)?.identity
-        let (_, asyncChannel, trust) = try await connector.connectTLS(host: canonical, port: port, identity: identity) {
-            channel,
-            _ in
+        let (_, asyncChannel, trust) = try await connector.connectTLS(
+            host: canonical,
+            port: port,
+            on: eventLoopGroup.next(),
+            identity: identity,
+            proxy: proxy
+        ) { channel, _ in
             try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
-        }
+        }.get()
         return TLSStream(channel: asyncChannel, trust: trust, host: canonical)
     }
 

@@ -494,12 +494,22 @@ final class OpenSSLServer: Sendable {
     }
 }
 
-/// mitmproxy (`mitmdump`) as a reverse proxy in front of an HTTPS upstream: it presents certificates issued by its
-/// own CA, which no test trusts unless it adds that CA on purpose. Its flow log shows what reached it.
+/// mitmproxy (`mitmdump`), as a reverse proxy in front of an HTTPS upstream or as a forward proxy (its regular mode:
+/// clients send it `CONNECT`): it presents certificates issued by its own CA, which no test trusts unless it adds that
+/// CA on purpose. Its flow log, and the flow file it saves, show what reached it.
 final class MitmproxyServer: Sendable {
+    /// How mitmproxy is reached.
+    enum Mode: Sendable {
+        /// `--mode reverse:https://127.0.0.1:upstreamPort`: clients connect to mitmproxy as if it were the server.
+        case reverse(upstreamPort: Int)
+        /// `--mode regular`: an HTTP proxy; clients ask it for a `CONNECT` tunnel, and it intercepts the TLS inside.
+        case regular
+    }
+
     let port: Int
     let directory: URL
     let peer: PeerProcess
+    let executable: URL
 
     /// mitmproxy's CA certificate (PEM), generated on its first start.
     var caCertificatePEMPath: String { self.directory.appending(path: "mitmproxy-ca-cert.pem").path }
@@ -507,11 +517,33 @@ final class MitmproxyServer: Sendable {
     var flowLogPath: String { self.directory.appending(path: "flows.log").path }
     /// One line per client TLS handshake event: `clienthello SNI`, `established SNI`, `failed SNI: error`.
     var tlsLogPath: String { self.directory.appending(path: "tls.log").path }
+    /// mitmproxy's own record of every flow (`--save-stream-file`): requests with their paths, headers and bodies.
+    var flowFilePath: String { self.directory.appending(path: "flows.mitm").path }
 
-    private init(port: Int, directory: URL, peer: PeerProcess) {
+    private init(port: Int, directory: URL, peer: PeerProcess, executable: URL) {
         self.port = port
         self.directory = directory
         self.peer = peer
+        self.executable = executable
+    }
+
+    /// The flows mitmproxy saved, as `mitmdump --no-server --rfile FILE --flow-detail 2` prints them: one line per
+    /// request (`client: METHOD URL HTTP/1.1`, or `… HTTP/2.0`), its headers, then the response's status line.
+    /// Empty when no request reached mitmproxy.
+    func savedFlows() async throws -> String {
+        let size = (try? FileManager.default.attributesOfItem(atPath: self.flowFilePath)[.size] as? Int) ?? 0
+        guard size > 0 else { return "" }
+        let result = try await ExternalPeers.run(
+            self.executable,
+            [
+                "--no-server", "--rfile", self.flowFilePath, "--flow-detail", "2", "--set",
+                "confdir=\(self.directory.path)",
+            ]
+        )
+        guard result.status == 0 else {
+            throw ExternalPeerError(description: "mitmdump --rfile: \(result.stderr)")
+        }
+        return result.output
     }
 
     /// The requests mitmproxy received, `METHOD URL` each.
@@ -546,11 +578,27 @@ final class MitmproxyServer: Sendable {
     /// - Parameter certificateAuthority: the CA mitmproxy issues its certificates from; `nil` lets mitmproxy generate
     ///   its own (RSA, with an extended key usage of serverAuth on the CA itself).
     static func start(upstreamPort: Int, certificateAuthority: TestIdentity? = nil) async throws -> MitmproxyServer {
+        try await Self.start(mode: .reverse(upstreamPort: upstreamPort), certificateAuthority: certificateAuthority)
+    }
+
+    /// Starts `mitmdump` in `mode` on a free port of 127.0.0.1. The upstream's certificate is not checked
+    /// (`--ssl-insecure`): the proxy is the attacker here. Every flow is saved to ``flowFilePath``.
+    ///
+    /// - Parameters:
+    ///   - mode: A reverse proxy in front of one upstream, or a forward proxy (regular mode).
+    ///   - certificateAuthority: the CA mitmproxy issues its certificates from; `nil` lets mitmproxy generate its own
+    ///     (RSA, with an extended key usage of serverAuth on the CA itself).
+    static func start(mode: Mode, certificateAuthority: TestIdentity? = nil) async throws -> MitmproxyServer {
         let venv = ExternalPeers.repositoryRoot.appending(path: ".venv/bin/mitmdump").path
         var candidates = [venv]
         if let override = ProcessInfo.processInfo.environment["BULWARK_MITMDUMP"] { candidates.insert(override, at: 0) }
         let mitmdump = try ExternalPeers.findTool("mitmdump", candidates: candidates)
         let directory = try ExternalPeers.makeDirectory("mitmproxy")
+        let modeArgument =
+            switch mode {
+            case .reverse(let upstreamPort): "reverse:https://127.0.0.1:\(upstreamPort)"
+            case .regular: "regular"
+            }
         do {
             let port = try ExternalPeers.freePort()
             if let certificateAuthority {
@@ -568,20 +616,21 @@ final class MitmproxyServer: Sendable {
                 name: "mitmdump",
                 executable: mitmdump,
                 arguments: [
-                    "--mode", "reverse:https://127.0.0.1:\(upstreamPort)",
+                    "--mode", modeArgument,
                     "--listen-host", "127.0.0.1", "--listen-port", "\(port)",
                     "--set", "confdir=\(directory.path)",
                     "--ssl-insecure",
                     "-s", ExternalPeers.scriptsDirectory.appending(path: "mitm_flowlog.py").path,
                     "--set", "flowlog=\(flowLog)",
                     "--set", "tlslog=\(tlsLog)",
+                    "--save-stream-file", directory.appending(path: "flows.mitm").path,
                     "--quiet",
                 ],
                 logURL: directory.appending(path: "mitmdump.out")
             )
             let caPath = directory.appending(path: "mitmproxy-ca-cert.pem").path
             try await peer.waitUntilAccepting(port: port) { FileManager.default.fileExists(atPath: caPath) }
-            return MitmproxyServer(port: port, directory: directory, peer: peer)
+            return MitmproxyServer(port: port, directory: directory, peer: peer, executable: mitmdump)
         } catch {
             try? FileManager.default.removeItem(at: directory)
             throw error
