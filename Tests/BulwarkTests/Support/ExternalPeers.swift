@@ -529,8 +529,10 @@ final class MitmproxyServer: Sendable {
 
     /// The flows mitmproxy saved, as `mitmdump --no-server --rfile FILE --flow-detail 2` prints them: one line per
     /// request (`client: METHOD URL HTTP/1.1`, or `… HTTP/2.0`), its headers, then the response's status line.
-    /// Empty when no request reached mitmproxy.
+    /// Empty when no request reached mitmproxy. Stops mitmproxy first: it writes its flow file through a buffer that
+    /// is flushed when it exits.
     func savedFlows() async throws -> String {
+        self.peer.stop()
         let size = (try? FileManager.default.attributesOfItem(atPath: self.flowFilePath)[.size] as? Int) ?? 0
         guard size > 0 else { return "" }
         let result = try await ExternalPeers.run(
