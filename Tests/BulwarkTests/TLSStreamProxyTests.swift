@@ -215,6 +215,12 @@ struct TLSStreamProxyTests {
             ) == true,
             "\(String(describing: error))"
         )
+        // dante logs the refused login when that connection ends: wait for the line, so the log is settled.
+        let deadline = ContinuousClock.now.advanced(by: .seconds(5))
+        while !dante.log().contains("authentication failed") && ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        #expect(dante.log().contains("authentication failed"), "\(dante.log())")
         let logBefore = dante.log()
         var refused = try self.configuration(proxy: wrong)
         refused.allowlist = try HostAllowlist(patterns: ["localhost"])

@@ -283,7 +283,15 @@ final class PeerProcess: @unchecked Sendable {
         while self.process.isRunning && Date() < deadline { usleep(20_000) }
         if self.process.isRunning {
             kill(pid, SIGKILL)
-            self.process.waitUntilExit()
+            // Not `waitUntilExit()`: it spins on this (cooperative) thread until Foundation's exit handler runs, and
+            // that handler needs a thread of the same pool; with two cores both can be taken (a run hung for 25 min
+            // in `squid.stop()`, the squid a zombie). The child is reaped here instead, within a bound.
+            let killDeadline = Date().addingTimeInterval(5)
+            while self.process.isRunning && Date() < killDeadline {
+                var status: Int32 = 0
+                if waitpid(pid, &status, WNOHANG) == pid { break }
+                usleep(20_000)
+            }
         }
     }
 
