@@ -365,7 +365,7 @@ extension RequestExecutor {
                 headers.add(name: "transfer-encoding", value: "chunked")
             }
         }
-        if let proxy, proxy.endpoint.kind == .http, !target.isTLS {
+        if let proxy, proxy.endpoint.speaksHTTP, !target.isTLS {
             return Self.absoluteFormHead(method: request.method, headers: headers, target: target, proxy: proxy)
         }
         return HTTPRequestHead(version: .http1_1, method: request.method, uri: target.pathAndQuery, headers: headers)
