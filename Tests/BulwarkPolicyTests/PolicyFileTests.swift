@@ -328,7 +328,7 @@ struct PolicyFileTests {
                 .secretInPolicy, "/proxy/caFile", "by path"
             ),
             (#"{"use": "https://p.example", "caFile": ""}"#, .invalidValue, "/proxy/caFile", "the path is empty"),
-            (#"{"use": "https://p.example", "caFile": 3}"#, .wrongType, "/proxy/caFile", ""),
+            (#"{"use": "https://p.example", "caFile": 3}"#, .wrongType, "/proxy/caFile", "expected a string"),
         ]
         for (proxy, code, pointer, phrase) in refusals {
             let text =
