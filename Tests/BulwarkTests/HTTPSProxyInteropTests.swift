@@ -327,6 +327,32 @@ struct HTTPSProxyInteropTests {
         #expect(try await requests(squid, atLeast: 0).isEmpty)
     }
 
+    @Test("an https:// proxy URL for a port that does not speak TLS: proxy_handshake_failed naming the proxy")
+    func proxyWithoutTLS() async throws {
+        let pki = try ProxyPKI()
+        let squid = try await SquidProxy.start(tls: try pki.chain())
+        defer { squid.stop() }
+        // squid's plain http_port answers the client hello with an HTTP error page.
+        let proxy = BulwarkClient.Proxy.https(
+            URL(string: "https://127.0.0.1:\(squid.port)")!,
+            credentials: try credentials(),
+            trust: pki.trust
+        )
+        try await withClient(proxy: proxy) { client in
+            let error = await #expect(throws: BulwarkError.self) {
+                try await client.execute(BulwarkRequest(url: "https://localhost:1/hello"))
+            }
+            #expect(error?.code == .proxyHandshakeFailed, "\(String(describing: error))")
+            #expect(
+                error?.description
+                    == "proxy_handshake_failed (localhost): the TLS handshake with the proxy at 127.0.0.1:\(squid.port) "
+                    + "failed: the server at 127.0.0.1:\(squid.port) did not answer with TLS (is it a plain HTTP port, "
+                    + "or another protocol?)",
+                "\(String(describing: error))"
+            )
+        }
+    }
+
     @Test("plain http through the HTTPS proxy: absolute form inside TLS to the proxy, only when plain HTTP is allowed")
     func plainHTTPInsideTLS() async throws {
         let pki = try ProxyPKI()
