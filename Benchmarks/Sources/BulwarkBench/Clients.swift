@@ -56,7 +56,7 @@ struct RepeatedChunks: AsyncSequence, Sendable {
 
         mutating func next() async -> ByteBuffer? {
             guard self.remaining > 0 else { return nil }
-            let count = min(self.remaining, self.chunk.readableBytes)
+            let count = Swift.min(self.remaining, self.chunk.readableBytes)
             self.remaining -= count
             return count == self.chunk.readableBytes
                 ? self.chunk : self.chunk.getSlice(at: self.chunk.readerIndex, length: count)!

@@ -15,7 +15,7 @@ struct MemorySample: Sendable {
 
     static func now() -> MemorySample {
         MemorySample(
-            mallocInUseBytes: mallocInUseBytes() ?? -1,
+            mallocInUseBytes: currentMallocInUseBytes() ?? -1,
             rssKiB: procStatusKiB("VmRSS") ?? -1,
             sockets: openSockets()
         )
@@ -206,7 +206,7 @@ func readStandardInputLine() async -> String? {
 /// malloc's bytes in use, from glibc's `malloc_info` (its totals over every arena): the memory malloc holds from the
 /// system, less what is free in its bins (the top chunk included), plus the chunks it mapped on their own. `nil`
 /// where glibc's `malloc_info` is missing. (`mallinfo2` would say the same but returns a C structure by value.)
-func mallocInUseBytes() -> Int? {
+func currentMallocInUseBytes() -> Int? {
     typealias MallocInfo = @convention(c) (Int32, UnsafeMutablePointer<FILE>?) -> Int32
     guard let symbol = dlsym(nil, "malloc_info") else { return nil }
     let mallocInfo = unsafeBitCast(symbol, to: MallocInfo.self)

@@ -62,7 +62,7 @@ final class SquidProcess {
             let process = Process()
             process.executableURL = URL(fileURLWithPath: squid)
             process.arguments = ["-N", "-f", conf]
-            FileManager.default.createFile(atPath: directory + "/squid.out", contents: nil)
+            _ = FileManager.default.createFile(atPath: directory + "/squid.out", contents: nil)
             guard let log = FileHandle(forWritingAtPath: directory + "/squid.out") else {
                 throw BenchError("cannot write \(directory)/squid.out")
             }
