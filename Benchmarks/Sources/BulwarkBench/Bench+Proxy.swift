@@ -37,7 +37,8 @@ extension Bench {
                     rootPEM: self.rootPEM,
                     maximumConnections: 32,
                     sharedEventLoops: self.options.sharedEventLoops,
-                    proxy: .server(host: "127.0.0.1", port: squid.port)
+                    proxy: .server(host: "127.0.0.1", port: squid.port),
+                    dnsOverride: false
                 ),
             ]
         }

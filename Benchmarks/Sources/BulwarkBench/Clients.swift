@@ -162,7 +162,8 @@ final class AHCBenchClient: BenchClient {
         retryConnections: Bool = true,
         sharedEventLoops: Bool = false,
         httpVersion: HTTPClient.Configuration.HTTPVersion = .http1Only,
-        proxy: HTTPClient.Configuration.Proxy? = nil
+        proxy: HTTPClient.Configuration.Proxy? = nil,
+        dnsOverride: Bool = true
     ) throws {
         self.label = label
         self.base = target.base
@@ -173,7 +174,9 @@ final class AHCBenchClient: BenchClient {
         var config = HTTPClient.Configuration(tlsConfiguration: tls)
         config.httpVersion = httpVersion
         config.proxy = proxy
-        config.dnsOverride = ["localhost": "127.0.0.1"]
+        // Through a proxy, AsyncHTTPClient would apply the override to the CONNECT target (`CONNECT 127.0.0.1:PORT`);
+        // without it, it sends `CONNECT localhost:PORT` as Bulwark does, and the proxy resolves the name.
+        if dnsOverride { config.dnsOverride = ["localhost": "127.0.0.1"] }
         config.connectionPool = .init(
             idleTimeout: .seconds(60),
             concurrentHTTP1ConnectionsPerHostSoftLimit: maximumConnections

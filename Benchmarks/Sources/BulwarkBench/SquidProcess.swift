@@ -97,9 +97,14 @@ final class SquidProcess {
         }
     }
 
+    /// SIGTERM, then SIGKILL after 3 s (squid 5 in the foreground can sit on SIGTERM), as the tests' peers do.
     func stop() {
         if self.process.isRunning {
-            self.process.terminate()
+            let pid = self.process.processIdentifier
+            kill(pid, SIGTERM)
+            let start = nowNanos()
+            while self.process.isRunning && nowNanos() - start < 3_000_000_000 { usleep(20_000) }
+            if self.process.isRunning { kill(pid, SIGKILL) }
             self.process.waitUntilExit()
         }
         try? FileManager.default.removeItem(atPath: self.directory)
