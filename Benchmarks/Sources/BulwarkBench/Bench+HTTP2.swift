@@ -79,7 +79,9 @@ extension Bench {
                 }
                 let done = await Self.sequentialRequests(client, count: Self.http2StreamCheckRequests)
                 completed[client.label] = done
-                log("   h2 stream check \(client.label): \(done) of \(Self.http2StreamCheckRequests) requests completed")
+                log(
+                    "   h2 stream check \(client.label): \(done) of \(Self.http2StreamCheckRequests) requests completed"
+                )
                 try? await client.shutdown()
                 seen.append(
                     "\(client.label) ALPN \(alpn), \(requestVersion) at the server, \(responseVersion) at the client"
