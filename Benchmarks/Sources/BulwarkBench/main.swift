@@ -5,7 +5,9 @@ do {
     let options = try Options.parse(Array(CommandLine.arguments.dropFirst()))
     if let kind = options.profileTrust {
         try await TrustProfile.run(kind: kind, iterations: options.profileIterations)
-    } else if options.childDownload != nil {
+    } else if options.childMemory != nil {
+        try await MemoryChild.run(options)
+    } else if options.childDownload != nil || options.childUpload != nil {
         try await ChildDownload.run(options)
     } else {
         try await Bench.run(options)
