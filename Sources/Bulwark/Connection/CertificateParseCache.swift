@@ -11,16 +11,16 @@ import X509
 /// certificates of at most `maximumBytes` each; the least recently used one is evicted first. Certificates that do
 /// not parse are not remembered.
 final class CertificateParseCache: Sendable {
-    /// DER bytes. Equal only when every byte is (compared with `memcmp`); hashed by their length and their last 64
-    /// bytes, the signature's, which differ between any two certificates signed by real keys: hashing all of them
-    /// cost more than the rest of the lookup. Crafted certificates that share their last bytes only share a bucket
-    /// of this bounded map, and are still told apart by the comparison.
+    /// DER bytes. Equal only when every byte is (compared with `memcmp`); hashed by their length and their last 24
+    /// bytes, the end of the signature, which differ between any two certificates signed by real keys: hashing all
+    /// of them cost more than the rest of the lookup. Crafted certificates that share their last bytes only share a
+    /// bucket of this bounded map, and are still told apart by the comparison.
     private struct DER: Hashable, Sendable {
         let bytes: [UInt8]
 
         func hash(into hasher: inout Hasher) {
             hasher.combine(self.bytes.count)
-            self.bytes.withUnsafeBytes { hasher.combine(bytes: UnsafeRawBufferPointer(rebasing: $0.suffix(64))) }
+            self.bytes.withUnsafeBytes { CacheKeyWords.combine(last: 24, of: $0, into: &hasher) }
         }
 
         static func == (lhs: DER, rhs: DER) -> Bool {
