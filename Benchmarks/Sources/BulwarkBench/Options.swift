@@ -49,6 +49,11 @@ struct Options: Sendable {
     var profileIterations = 1000
     /// Profiling mode: only this client's new-connection legs (`bulwark`, `bulwark-pinned`, `ahc`, ...), no result.
     var profileNewConnections: String?
+    /// Instruction counting (see `InstructionCount`): the server's directory, and the client to count.
+    var instructionsServer: String?
+    var instructionsClient: String?
+    var instructionsDirectory: String?
+    var handshakes = 200
 
     func selected(_ name: String) -> Bool {
         guard let only = self.only else { return true }
@@ -72,6 +77,8 @@ struct Options: Sendable {
         callback-pinned).
         BulwarkBench --only newconn --profile-newconn LABEL runs only that client's new-connection legs (LABEL:
         bulwark, bulwark-pinned, ahc, bulwark-cached, bulwark-pinned-cached), for perf; it reports no result.
+        BulwarkBench --instructions-server DIR, then BulwarkBench --instructions CLIENT --handshakes N --server DIR
+        under callgrind: N new connections between two marker functions (scripts/profile-newconn --instructions).
         """
 
     static func parse(_ arguments: [String]) throws -> Options {
@@ -131,6 +138,12 @@ struct Options: Sendable {
                 options.memorySlowMilliseconds = n
             case "--profile-trust": options.profileTrust = try value(argument)
             case "--profile-newconn": options.profileNewConnections = try value(argument)
+            case "--instructions-server": options.instructionsServer = try value(argument)
+            case "--instructions": options.instructionsClient = try value(argument)
+            case "--server": options.instructionsDirectory = try value(argument)
+            case "--handshakes":
+                guard let n = Int(try value(argument)), n > 0 else { throw BenchError("--handshakes needs N > 0") }
+                options.handshakes = n
             case "--iterations":
                 guard let n = Int(try value(argument)), n >= 0 else { throw BenchError("--iterations needs a count") }
                 options.profileIterations = n
