@@ -106,6 +106,8 @@ struct FetchCommand: AsyncParsableCommand {
         let policySetsProxy = try self.policy.setsProxy()
         if self.proxyOptions.proxy != nil || !policySetsProxy {
             configuration.proxy = try self.proxyOptions.chosenProxy()
+        } else if self.proxyOptions.proxyCACertificateFile != nil {
+            throw ValidationError("--proxy-cacert: the --policy file's proxy section decides; give its \"caFile\"")
         }
         let client = BulwarkClient(configuration: configuration)
         defer { Task { await client.shutdown() } }

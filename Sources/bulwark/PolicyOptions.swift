@@ -194,7 +194,7 @@ enum FailureExit {
             .proxyAuthSchemeUnsupported:
             return 3
         case .tlsHandshakeFailed, .clientCertificateRejected: return 4
-        case .trustRefused, .hostNotAllowed: return 5
+        case .trustRefused, .hostNotAllowed, .proxyUntrusted: return 5
         case .connectTimeout, .tlsHandshakeTimeout, .readTimeout, .deadlineExceeded: return 6
         default: return 7
         }

@@ -1,13 +1,14 @@
 import ArgumentParser
 import Bulwark
 import Foundation
+import X509
 
-/// `--proxy`, `--proxy-user-file` and `--noproxy`, read as curl reads `--proxy`, `--proxy-user` and `--noproxy`; without
-/// `--proxy`, the environment's proxy variables (curl's rules).
+/// `--proxy`, `--proxy-user-file`, `--proxy-cacert` and `--noproxy`, read as curl reads `--proxy`, `--proxy-user`,
+/// `--proxy-cacert` and `--noproxy`; without `--proxy`, the environment's proxy variables (curl's rules).
 struct ProxyOptions: ParsableArguments {
     @Option(
         help: ArgumentHelp(
-            "Go through this proxy: http://host:port (CONNECT tunnels), socks5://host:port or socks5h://host:port (the host name goes to the proxy). The port defaults to 1080, as in curl. An empty value turns the environment's proxy off.",
+            "Go through this proxy: http://host:port (CONNECT tunnels), https://host:port (the same, inside TLS to the proxy), socks5://host:port or socks5h://host:port (the host name goes to the proxy). The port defaults to 443 for https, else 1080, as in curl. An empty value turns the environment's proxy off.",
             discussion:
                 "Without --proxy, the proxy section of the --policy file applies; without either, https_proxy, HTTPS_PROXY, http_proxy (lower case only), all_proxy, ALL_PROXY, no_proxy and NO_PROXY are read as curl reads them.",
             valueName: "url"
@@ -25,6 +26,17 @@ struct ProxyOptions: ParsableArguments {
     var proxyUserFile: String?
 
     @Option(
+        name: .customLong("proxy-cacert"),
+        help: ArgumentHelp(
+            "Verify an https:// proxy's certificate against the CA certificates in this PEM or DER file instead of the system roots (the proxy's host name is checked too).",
+            discussion:
+                "For the proxy only: the server's certificate is still verified by --ca, --pin or the --policy file, so this CA never makes a server certificate acceptable.",
+            valueName: "path"
+        )
+    )
+    var proxyCACertificateFile: String?
+
+    @Option(
         name: .customLong("noproxy"),
         help: ArgumentHelp(
             "Hosts that bypass the proxy, comma-separated: domain suffixes (leading dot optional), IP addresses and CIDR blocks, or * for all. Replaces no_proxy and NO_PROXY.",
@@ -39,14 +51,36 @@ struct ProxyOptions: ParsableArguments {
         guard let text = self.proxy else {
             guard self.proxyUserFile == nil else { throw ValidationError("--proxy-user-file needs --proxy") }
             let environment = ProxyEnvironment.process(noProxy: bypass)
-            return environment.isEmpty ? .none : .environment(environment)
+            // As curl: --proxy-cacert applies to an https:// proxy the environment names.
+            return environment.isEmpty ? .none : try self.withProxyTrust(.environment(environment))
         }
         if text.isEmpty {
             guard self.proxyUserFile == nil else { throw ValidationError("--proxy-user-file needs --proxy") }
+            guard self.proxyCACertificateFile == nil else {
+                throw ValidationError("--proxy-cacert needs an https:// proxy; --proxy \"\" turns the proxy off")
+            }
             return .none
         }
-        let proxy = BulwarkClient.Proxy.url(text, credentials: try self.credentials())
+        // The endpoint's description never holds the URL's user information.
+        if self.proxyCACertificateFile != nil, let endpoint = try? ProxyEndpoint.parse(text).endpoint,
+            endpoint.kind != .https
+        {
+            throw ValidationError("--proxy-cacert is the CA of an https:// proxy; \(endpoint) is not reached over TLS")
+        }
+        let proxy = try self.withProxyTrust(BulwarkClient.Proxy.url(text, credentials: try self.credentials()))
         return bypass.map { proxy.bypassing($0) } ?? proxy
+    }
+
+    /// `proxy`, with the CA of `--proxy-cacert` as the only roots its (HTTPS) certificate is verified against.
+    private func withProxyTrust(_ proxy: BulwarkClient.Proxy) throws -> BulwarkClient.Proxy {
+        guard let path = self.proxyCACertificateFile else { return proxy }
+        let certificates: [Certificate]
+        do {
+            certificates = try CertificateLoader.certificates(atPath: path)
+        } catch {
+            throw ValidationError("--proxy-cacert: \(error)")
+        }
+        return proxy.trustingProxy(with: DefaultTrustEvaluator(roots: .custom(certificates)))
     }
 
     /// The credentials of `--proxy-user-file`: one line, `user:password`, read into locked memory.

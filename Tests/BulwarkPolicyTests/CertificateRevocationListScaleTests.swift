@@ -1,3 +1,4 @@
+import BulwarkTestHelpers
 import BulwarkTestSupport
 import Foundation
 import Testing
@@ -8,7 +9,7 @@ import X509
 /// A list of a million revoked certificates (about 30 MB, under the 32 MiB cap): it parses, its serials are found
 /// through the hash table, and a checked certificate gets the right answer. How long a lookup takes is measured in
 /// the benchmarks, not here.
-@Suite("A revocation list with a million entries")
+@Suite("A revocation list with a million entries", .tags(.compute))
 struct CertificateRevocationListScaleTests {
     @Test func aMillionEntriesParseAndEveryLookupIsRight() throws {
         let authority = try CRLAuthority()

@@ -29,6 +29,7 @@ struct ParsedExtensionsCacheTests {
             #expect(try parsed.nameConstraints.get() == extensions.nameConstraints)
             #expect(try parsed.subjectAlternativeNames.get() == extensions.subjectAlternativeNames)
             #expect(try parsed.authorityInformationAccess.get() == extensions.authorityInformationAccess)
+            #expect(parsed.publicKeyPin == Pin.publicKey(of: certificate))
         }
     }
 

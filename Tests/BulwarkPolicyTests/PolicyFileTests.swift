@@ -33,6 +33,7 @@ enum PolicyExamples {
         "pins-on-default": (.unknownKey, "/hosts/api.example.com/pins"),
         "port-out-of-range": (.invalidValue, "/allowlist/0/ports/0"),
         "proxy-bad-scheme": (.invalidValue, "/proxy/hosts/api.example.com/use"),
+        "proxy-ca-file-with-http-proxy": (.invalidValue, "/proxy/caFile"),
         "proxy-credentials-in-url": (.secretInPolicy, "/proxy/use"),
         "proxy-credentials-with-environment": (.invalidValue, "/proxy/credentialsFile"),
         "proxy-port-out-of-range": (.invalidValue, "/proxy/use"),
@@ -265,10 +266,26 @@ struct PolicyFileTests {
             proxy.setting == .init(use: .url("http://proxy.corp.example:3128"), credentialsFile: "proxy-credentials")
         )
         #expect(
-            proxy.hosts.map(\.pattern.description) == ["**.internal.example", "partner.example.org", "*.example.org"]
+            proxy.hosts.map(\.pattern.description) == [
+                "**.internal.example", "partner.example.org", "*.example.org", "**.example.net",
+            ]
         )
-        #expect(proxy.hosts.map(\.setting.use) == [.none, .url("socks5h://[::1]:1080/"), .environment])
+        #expect(
+            proxy.hosts.map(\.setting.use) == [
+                .none, .url("socks5h://[::1]:1080/"), .environment, .url("https://tls-proxy.corp.example:3129"),
+            ]
+        )
         #expect(proxy.hosts[1].setting.credentialsFile == "/run/secrets/socks")
+        // An https proxy, with its own CA file (a path, like the credentials).
+        #expect(
+            proxy.hosts[3].setting
+                == .init(
+                    use: .url("https://tls-proxy.corp.example:3129"),
+                    credentialsFile: "proxy-credentials",
+                    caFile: "proxy-ca.pem"
+                )
+        )
+        #expect(proxy.setting.caFile == nil)
         #expect(
             policy.resolvedPath("proxy-credentials") == PolicyExamples.valid.appending(path: "proxy-credentials").path
         )
@@ -297,6 +314,21 @@ struct PolicyFileTests {
                 #"{"use": "http://p.example", "credentialsFile": "user:secret\n"}"#,
                 .secretInPolicy, "/proxy/credentialsFile", "never written"
             ),
+            (
+                #"{"use": "socks5://p.example", "caFile": "ca.pem"}"#, .invalidValue, "/proxy/caFile",
+                "goes with an https:// proxy URL or \"environment\", not with \"socks5://p.example\""
+            ),
+            (#"{"use": "none", "caFile": "ca.pem"}"#, .invalidValue, "/proxy/caFile", "not with \"none\""),
+            (
+                #"{"use": "none", "hosts": {"a.example": {"use": "http://p.example", "caFile": "ca.pem"}}}"#,
+                .invalidValue, "/proxy/hosts/a.example/caFile", "a proxy reached over TLS"
+            ),
+            (
+                #"{"use": "https://p.example", "caFile": "-----BEGIN CERTIFICATE-----\nMIIB\n"}"#,
+                .secretInPolicy, "/proxy/caFile", "by path"
+            ),
+            (#"{"use": "https://p.example", "caFile": ""}"#, .invalidValue, "/proxy/caFile", "the path is empty"),
+            (#"{"use": "https://p.example", "caFile": 3}"#, .wrongType, "/proxy/caFile", "expected a string"),
         ]
         for (proxy, code, pointer, phrase) in refusals {
             let text =
@@ -309,6 +341,19 @@ struct PolicyFileTests {
             // A refused secret is never repeated.
             #expect(error?.description.contains("user:secret") != true)
             #expect(error?.description.contains("bob@") != true)
+        }
+    }
+
+    @Test func anHTTPSProxyAndItsCAFileDecodeAndRoundTrip() throws {
+        for use in ["https://p.example:3129", "environment"] {
+            let text =
+                #"{"format": "bulwark-policy/1", "hosts": {"a.example": {"evaluator": "default"}}, "proxy": "#
+                + #"{"use": "\#(use)", "caFile": "certs/proxy-ca.pem"}}"#
+            let policy = try PolicyExamples.decode(text, directory: "/etc/bulwark")
+            #expect(policy.proxy?.setting.caFile == "certs/proxy-ca.pem")
+            #expect(policy.resolvedPath("certs/proxy-ca.pem") == "/etc/bulwark/certs/proxy-ca.pem")
+            let again = try PolicyFile(jsonBytes: policy.encoded(), baseDirectory: "/etc/bulwark")
+            #expect(again.proxy == policy.proxy)
         }
     }
 

@@ -172,6 +172,22 @@ struct PolicyLintTests {
         #expect(try Self.only(.pinnedWithoutRevocation, in: findings).pointer == "/hosts/a.example.com")
     }
 
+    @Test func cleartextProxyCredentials() throws {
+        let findings = try Self.findings(
+            hosts: #""a.example.com":{"evaluator":"default"}"#,
+            extra: #","proxy":{"use":"http://p.example:3128","credentialsFile":"creds","hosts":{"# + "\n"
+                + #""b.example.com":{"use":"https://p.example:3129","credentialsFile":"creds","caFile":"ca.pem"},"#
+                + #""c.example.com":{"use":"socks5h://p.example","credentialsFile":"creds"},"#
+                + #""d.example.com":{"use":"http://p.example:3128"}}}"#
+        )
+        let matching = findings.filter { $0.rule == .cleartextProxyCredentials }
+        #expect(matching.map(\.pointer) == ["/proxy/credentialsFile", "/proxy/hosts/c.example.com/credentialsFile"])
+        #expect(
+            matching.first?.message == "http://p.example:3128: the proxy credentials travel to the proxy in cleartext"
+        )
+        #expect(matching.first?.rule.severity == .warning)
+    }
+
     @Test func invalidPolicyIsAFindingWithExitStatus3() throws {
         let error = #expect(throws: PolicyFileError.self) {
             try PolicyFile(contentsOfFile: PolicyExamples.invalid.appending(path: "bad-pin.json").path)

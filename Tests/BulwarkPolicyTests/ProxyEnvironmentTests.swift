@@ -134,6 +134,33 @@ struct ProxyEnvironmentTests {
         )
     }
 
+    @Test("https_proxy=https://… (curl 7.52 and later) is an HTTPS proxy, on port 443 unless the URL gives one")
+    func httpsProxies() throws {
+        #expect(
+            try endpoint(["https_proxy": "https://proxy.corp:3129"], scheme: "https")
+                == "https_proxy https://proxy.corp:3129"
+        )
+        #expect(
+            try endpoint(["HTTPS_PROXY": "HTTPS://Proxy.Corp"], scheme: "https") == "HTTPS_PROXY https://proxy.corp:443"
+        )
+        #expect(try endpoint(["http_proxy": "https://[::1]:8443/"], scheme: "http") == "http_proxy https://[::1]:8443")
+        #expect(try endpoint(["all_proxy": "https://10.0.0.1"], scheme: "https") == "all_proxy https://10.0.0.1:443")
+        let selection = try ProxyEnvironment(["https_proxy": "https://al%40ice:pw@proxy.corp:3129"]).proxy(
+            forScheme: "https",
+            host: "api.example"
+        )
+        #expect(selection?.endpoint.kind == .https)
+        #expect(selection?.endpoint.speaksHTTP == true)
+        #expect(selection?.credentials?.withBasicBytes { String(decoding: $0, as: UTF8.self) } == "al@ice:pw")
+        // no_proxy applies to an HTTPS proxy as to any other.
+        #expect(
+            try ProxyEnvironment(["https_proxy": "https://proxy.corp:3129", "no_proxy": ".example"]).proxy(
+                forScheme: "https",
+                host: "api.example"
+            ) == nil
+        )
+    }
+
     @Test("an unreadable variable is reported by name, never by value")
     func unreadable() {
         let error = #expect(throws: ProxyURLError.self) {
@@ -171,13 +198,33 @@ struct ProxyEndpointTests {
     @Test(
         "refused proxy URLs",
         arguments: [
-            "https://proxy:443", "socks4://proxy:1080", "ftp://proxy", "http://proxy:0", "http://proxy:65536",
+            "socks4://proxy:1080", "ftp://proxy", "https://proxy:0", "https://proxy/path", "https://", "http://proxy:0",
+            "http://proxy:65536",
             "http://proxy:12ab", "http://proxy/path", "http://proxy?q", "http://", "http://user:%zz@proxy",
             "http://[::1", "http://pro xy:1",
         ]
     )
     func refused(_ text: String) {
         #expect(throws: ProxyURLError.self) { try ProxyEndpoint.parse(text) }
+    }
+
+    @Test("https:// proxy URLs: TLS to the proxy, port 443 by default, credentials from the user information")
+    func httpsURLs() throws {
+        let (endpoint, credentials) = try ProxyEndpoint.parse("https://bob:s%3Acret@Proxy.Example:3129/")
+        #expect(endpoint.kind == .https)
+        #expect(endpoint.description == "https://proxy.example:3129")
+        #expect(endpoint.authority == "proxy.example:3129")
+        #expect(credentials?.withBasicBytes { String(decoding: $0, as: UTF8.self) } == "bob:s:cret")
+        #expect(try ProxyEndpoint.parse("https://proxy.example").endpoint.port == 443)
+        #expect(try ProxyEndpoint.parse("https://[2001:db8::1]").endpoint.description == "https://[2001:db8::1]:443")
+        #expect(try ProxyEndpoint.parse("http://proxy.example").endpoint.port == 1080)
+        #expect(try ProxyEndpoint.parse("https://proxy.example").endpoint.speaksHTTP)
+        #expect(try !ProxyEndpoint.parse("socks5://proxy.example").endpoint.speaksHTTP)
+        let error = #expect(throws: ProxyURLError.self) { try ProxyEndpoint.parse("httpx://proxy") }
+        #expect(
+            error?.description
+                == "the scheme \"httpx\" is not a supported proxy scheme (http, https, socks5, socks5h)"
+        )
     }
 
     @Test("credentials are checked: no colon or control in the user name, at most 255 bytes each")

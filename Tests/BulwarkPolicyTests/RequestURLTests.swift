@@ -56,6 +56,31 @@ struct RequestURLTests {
         }
     }
 
+    /// The shortcut for paths without a dot segment gives what the algorithm gives, for every path of up to three
+    /// segments drawn from the shapes that matter (dots alone, dots with other characters, empty segments).
+    @Test("the shortcut for paths without dot segments agrees with RFC 3986's loop")
+    func dotSegmentShortcut() {
+        let shapes = ["", ".", "..", "...", "a", ".a", "a.", "..a", "%2e", ".;"]
+        var paths: [String] = [""]
+        for _ in 0..<3 {
+            paths += paths.flatMap { path in shapes.map { path.isEmpty ? $0 : path + "/" + $0 } }
+        }
+        for base in Set(paths) {
+            for path in [base, "/" + base, base + "/"] {
+                let segments = path.split(separator: "/", omittingEmptySubsequences: false)
+                let hasDotSegment = segments.contains { $0 == "." || $0 == ".." }
+                #expect(RequestURL.hasDotSegment(path) == hasDotSegment, "\(path)")
+                #expect(
+                    RequestURL.removingDotSegments(path) == RequestURL.removingDotSegmentsStepByStep(path),
+                    "\(path)"
+                )
+                if !hasDotSegment {
+                    #expect(RequestURL.removingDotSegmentsStepByStep(path) == path, "\(path)")
+                }
+            }
+        }
+    }
+
     @Test("a URL built from an origin and a path normalizes the path once")
     func building() throws {
         let origin = try Origin(scheme: "https", host: "a.example", port: nil)

@@ -17,4 +17,9 @@ extension Tag {
 
     /// The output encoders, run a second time with their vector kernels turned off (`BULWARK_VECTOR_ENCODING=scalar`).
     @Tag public static var encoders: Self
+
+    /// The suite computes for tens of seconds without suspending (a million-entry revocation list in a debug build).
+    /// Such suites run in a process of their own: in the shared run each holds one of the cooperative pool's threads
+    /// (two on a 2-core machine) for that long, and two of them at once stall every async test there.
+    @Tag public static var compute: Self
 }

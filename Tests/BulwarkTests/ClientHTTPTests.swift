@@ -33,6 +33,30 @@ struct ClientHTTPTests {
         try await server.shutdown()
     }
 
+    /// NIO's HTTP/2 server (as Vapor and Hummingbird run it) allows a client 200 RST_STREAM frames in 30 s, a guard
+    /// against "rapid reset" (CVE-2023-44487), then stops answering. A stream whose request and response both ended
+    /// is closed already; resetting it counts against that budget, and request 201 waited out its read timeout.
+    @Test("300 requests one after another on one HTTP/2 connection: a finished stream is never reset")
+    func http2FinishedStreamsAreNotReset() async throws {
+        let server = try await Harness.server(chain, alpn: ["h2"])
+        let client = try Harness.client(for: server, evaluator: evaluator) { configuration in
+            configuration.timeouts.idleRead = .seconds(5)
+        }
+        for index in 0..<300 {
+            do {
+                let (response, body) = try await Harness.get(client, Harness.url(server, "/hello"))
+                #expect(response.httpVersion == .http2 && body == "hello")
+            } catch {
+                Issue.record("request \(index + 1) of 300 failed: \(error)")
+                break
+            }
+        }
+        #expect(server.acceptedConnections == 1)
+        #expect(server.requests.count == 300)
+        await client.shutdown()
+        try await server.shutdown()
+    }
+
     @Test func http2MultiplexesConcurrentRequestsOnOneConnection() async throws {
         let server = try await Harness.server(chain, alpn: ["h2"])
         let client = try Harness.client(for: server, evaluator: evaluator)

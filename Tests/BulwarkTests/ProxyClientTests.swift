@@ -264,4 +264,33 @@ struct ProxyTimingTests {
         await bounded.shutdown()
         try await proxy.shutdown()
     }
+
+    @Test("an HTTPS proxy that never finishes the TLS handshake: the timeout names the proxy; no CONNECT was sent")
+    func silentHTTPSProxy() async throws {
+        let proxy = try await ScriptedProxyServer.start(.silent)
+        let url = URL(string: "https://127.0.0.1:\(proxy.port)")!
+        let credentials = try ProxyCredentials(username: "alice", password: SecretBytes(utf8: "pw"))
+        let client = try proxiedClient(.https(url, credentials: credentials)) {
+            $0.timeouts.connect = .milliseconds(300)
+        }
+        let started = ContinuousClock.now
+        let error = await proxiedError(client, "https://localhost:8443/")
+        #expect(error?.code == .connectTimeout)
+        #expect(
+            error?.description.contains("the proxy at 127.0.0.1:\(proxy.port) did not set up the tunnel in time")
+                == true,
+            "\(String(describing: error))"
+        )
+        #expect(ContinuousClock.now - started < .seconds(5))
+        await client.shutdown()
+        // Only the TLS client hello reached the proxy (a handshake record), never the CONNECT or the credentials.
+        let received = proxy.receivedBytes
+        #expect(received.first == 0x16)
+        #expect(!String(decoding: received, as: UTF8.self).contains("CONNECT"))
+        let bounded = try proxiedClient(.https(url))
+        let deadline = await proxiedError(bounded, "https://localhost:8443/", timeout: .milliseconds(300))
+        #expect(deadline?.code == .deadlineExceeded)
+        await bounded.shutdown()
+        try await proxy.shutdown()
+    }
 }

@@ -235,6 +235,76 @@ struct ProxyRouterTests {
         withCredentials.proxy = ProxyRoute(endpoint: endpoint, credentials: credentials)
         #expect(Set([direct, viaProxy, withCredentials]).count == 3)
     }
+
+    @Test("the pool keys connections by proxy scheme and by the HTTPS proxy's own trust")
+    func poolKeyByProxySchemeAndTrust() throws {
+        let plain = try ProxyEndpoint(kind: .http, host: "proxy.corp", port: 3129)
+        let tls = try ProxyEndpoint(kind: .https, host: "proxy.corp", port: 3129)
+        let custom = ProxyTrust(DefaultTrustEvaluator(roots: .custom([])))
+        let direct = ConnectionPool.Key(scheme: "https", host: "api.example", port: 443)
+        var viaHTTP = direct
+        viaHTTP.proxy = ProxyRoute(endpoint: plain, credentials: nil)
+        var viaHTTPS = direct
+        viaHTTPS.proxy = ProxyRoute(endpoint: tls, credentials: nil)
+        var viaHTTPSCustom = direct
+        viaHTTPSCustom.proxy = ProxyRoute(endpoint: tls, credentials: nil, trust: custom)
+        var viaHTTPSCustomAgain = direct
+        viaHTTPSCustomAgain.proxy = ProxyRoute(endpoint: tls, credentials: nil, trust: custom)
+        #expect(Set([direct, viaHTTP, viaHTTPS, viaHTTPSCustom, viaHTTPSCustomAgain]).count == 4)
+        // An HTTPS route always has a trust (the system roots by default); the others never do.
+        #expect(viaHTTPS.proxy?.trust === ProxyTrust.systemRoots)
+        #expect(viaHTTP.proxy?.trust == nil)
+        #expect(ProxyRoute(endpoint: plain, credentials: nil, trust: custom).trust == nil)
+    }
+
+    @Test("https proxies: .https, .url, the environment and trustingProxy(with:) choose an HTTPS route")
+    func httpsRoutes() throws {
+        let evaluator = DefaultTrustEvaluator(roots: .custom([]))
+        let explicit = try router { $0.proxy = .https(URL(string: "https://proxy.corp:3129")!, trust: evaluator) }
+        #expect(try route(explicit, "https://api.example/") == "https://proxy.corp:3129")
+        #expect(try route(explicit, "http://api.example/") == "https://proxy.corp:3129")
+        let fromText = try router { $0.proxy = .url("https://proxy.corp") }
+        #expect(try route(fromText, "https://api.example/") == "https://proxy.corp:443")
+        let environment = try router {
+            $0.proxy = Proxy.environment(ProxyEnvironment(["https_proxy": "https://proxy.corp:3129"]))
+                .trustingProxy(with: evaluator)
+        }
+        let chosen = try environment.route(for: try RequestTarget(URL(string: "https://api.example/")!))
+        #expect(chosen?.endpoint.kind == .https)
+        #expect(chosen?.trust != nil && chosen?.trust !== ProxyTrust.systemRoots)
+        // The same trust for every request: the pool can reuse the connections.
+        let again = try environment.route(for: try RequestTarget(URL(string: "https://other.example/")!))
+        #expect(again?.trust === chosen?.trust)
+        let defaultTrust = try router { $0.proxy = .environment(ProxyEnvironment(["https_proxy": "https://p:1"])) }
+        let systemRoots = try defaultTrust.route(for: try RequestTarget(URL(string: "https://api.example/")!))
+        #expect(systemRoots?.trust === ProxyTrust.systemRoots)
+    }
+
+    @Test("an HTTPS proxy's description; a proxy trust for a proxy without TLS, or a wrong scheme, is refused")
+    func httpsDescriptionsAndMisuse() async throws {
+        let credentials = try ProxyCredentials(username: "a", password: SecretBytes(utf8: "b"))
+        #expect(Proxy.url("https://u:secret@proxy.corp:3129").description == "https://proxy.corp:3129 (credentials)")
+        #expect(
+            Proxy.https(URL(string: "https://proxy.corp:3129")!, credentials: credentials).description
+                == "https://proxy.corp:3129 (credentials)"
+        )
+        #expect(Proxy.environment.trustingProxy(with: DefaultTrustEvaluator()).description == "environment")
+        #expect(Proxy.none.trustingProxy(with: DefaultTrustEvaluator()).description == "none")
+        let misused = Proxy.http(URL(string: "http://proxy.corp:3128")!).trustingProxy(with: DefaultTrustEvaluator())
+        #expect(
+            misused.validationError
+                == "a proxy trust evaluator is for an https:// proxy; http://proxy.corp:3128 is not reached over TLS"
+        )
+        let wrongScheme = Proxy.https(URL(string: "http://proxy.corp:3128")!)
+        #expect(wrongScheme.validationError == "the proxy URL's scheme is not https")
+        var configuration = BulwarkClient.Configuration(trust: try ServerTrustManager(evaluators: [:]))
+        configuration.proxy = misused
+        let client = BulwarkClient(configuration: configuration)
+        let error = await proxiedError(client, "https://api.example/")
+        #expect(error?.code == .invalidConfiguration)
+        #expect(error?.description.contains("is not reached over TLS") == true, "\(String(describing: error))")
+        await client.shutdown()
+    }
 }
 
 private typealias Proxy = BulwarkClient.Proxy

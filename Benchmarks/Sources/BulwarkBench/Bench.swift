@@ -58,6 +58,16 @@ struct Bench {
             await bench.attempt("trust-eval", unit: "µs") { try await $0.trustEvaluation() }
         }
         if options.selected("download") { await bench.attempt("download", unit: "MB/s") { try await $0.download() } }
+        for concurrency in [1, 32] where options.selected("h2-c\(concurrency)") {
+            await bench.attempt("h2-c\(concurrency)", unit: "req/s") { try await $0.http2(concurrency: concurrency) }
+        }
+        if options.selected("upload") { await bench.attempt("upload", unit: "MB/s") { try await $0.upload() } }
+        if options.selected("memory-idle") {
+            await bench.attempt("memory-idle", unit: "B/conn") { try await $0.memoryIdle() }
+        }
+        if options.selected("proxy-keepalive") {
+            await bench.attempt("proxy-keepalive", unit: "req/s") { try await $0.proxyKeepAlive() }
+        }
         let hostMatchCounts = [10, 1000, 10000].filter { options.selected("hostmatch-\($0)") }
         if !hostMatchCounts.isEmpty {
             await bench.attempt("hostmatch", unit: "ns/lookup") { try $0.hostMatch(counts: hostMatchCounts) }
@@ -248,8 +258,9 @@ struct Bench {
         }
         var result = self.requestResult(name, series: series, label: "bulwark")
         let p99OK = series.medianP99("bulwark") <= series.medianP99("ahc")
-        result.goal = "ratio ≥ 1.10, p99 ≤ AHC"
-        result.met = (result.ratio ?? 0) >= 1.10 && p99OK
+        // Raised from 1.10 by issue 24.
+        result.goal = "ratio ≥ 1.40, p99 ≤ AHC"
+        result.met = (result.ratio ?? 0) >= 1.40 && p99OK
         // Connections opened during measured legs (a warm pool opens none).
         let opened = series.legs.mapValues { $0.map(\.connectionsAccepted).reduce(0, +) }
         result.extra.append(("bulwark_connections_opened", .int(opened["bulwark"] ?? 0)))
@@ -260,7 +271,14 @@ struct Bench {
                 result.extra.append(("wrk", .number(run.requestsPerSecond)))
                 result.extra.append(("wrk_p50_ms", .optional(run.p50Milliseconds)))
                 result.extra.append(("wrk_p99_ms", .optional(run.p99Milliseconds)))
-                result.details += "; wrk ceiling \(format(run.requestsPerSecond, digits: 0)) req/s"
+                // The fraction of wrk's ceiling each client reaches (wrk runs once, after the rounds).
+                let bulwarkFraction = (result.bulwark ?? 0) / run.requestsPerSecond
+                let ahcFraction = (result.ahc ?? 0) / run.requestsPerSecond
+                result.extra.append(("bulwark_fraction_of_wrk", .number((bulwarkFraction * 1000).rounded() / 1000)))
+                result.extra.append(("ahc_fraction_of_wrk", .number((ahcFraction * 1000).rounded() / 1000)))
+                result.details +=
+                    "; wrk ceiling \(format(run.requestsPerSecond, digits: 0)) req/s, of which Bulwark reaches "
+                    + "\(format(bulwarkFraction * 100, digits: 0)) %, AHC \(format(ahcFraction * 100, digits: 0)) %"
                 log("   wrk -c\(concurrency): \(format(run.requestsPerSecond, digits: 0)) req/s")
             } catch {
                 log("   wrk failed: \(error)")
@@ -328,8 +346,9 @@ struct Bench {
         self.results.append(plain)
         var pinned = self.requestResult("newconn-pinned", series: series, label: "bulwark-pinned")
         pinned.details = "Bulwark SPKI-pinned (intermediate + root backup) vs AHC unpinned; " + pinned.details
-        pinned.goal = "ratio ≥ 1.0"
-        pinned.met = (pinned.ratio ?? 0) >= 1.0
+        // Raised from 1.0 by issue 24: ≥ 1.10 × AHC unpinned.
+        pinned.goal = "ratio ≥ 1.10 (AHC unpinned)"
+        pinned.met = (pinned.ratio ?? 0) >= 1.10
         pinned.extra.append(("bulwark_unpinned", .number(series.medianRate("bulwark"))))
         pinned.extra.append(
             ("pinned_over_unpinned", .number(series.medianRate("bulwark-pinned") / series.medianRate("bulwark")))

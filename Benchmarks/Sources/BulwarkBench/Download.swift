@@ -1,8 +1,10 @@
 import Bulwark
+import BulwarkTestSupport
 import Foundation
+import NIOCore
 
-/// The streamed download runs in a fresh child process per client and round, so each client's peak RSS
-/// (VmHWM) is its own; the server stays in the parent and is not counted.
+/// The streamed download (and the streamed upload) runs in a fresh child process per client and round, so each
+/// client's peak RSS (VmHWM) is its own; the server stays in the parent and is not counted.
 struct DownloadResult: Sendable {
     let bytes: Int
     let seconds: Double
@@ -23,10 +25,13 @@ struct DownloadResult: Sendable {
 }
 
 enum ChildDownload {
-    /// Child side: one client, one warm-up request, one streamed download; JSON on standard output.
+    /// Child side: one client, one warm-up request, one streamed download (or, with `--child-upload`, one streamed
+    /// upload: a POST of `--upload-bytes` bytes, 64 KiB buffers produced as the connection takes them); JSON on
+    /// standard output.
     static func run(_ options: Options) async throws {
-        guard let which = options.childDownload, let rootPath = options.childRootPEM else {
-            throw BenchError("--child-download needs --child-root and --child-port")
+        let isUpload = options.childUpload != nil
+        guard let which = options.childUpload ?? options.childDownload, let rootPath = options.childRootPEM else {
+            throw BenchError("--child-download and --child-upload need --child-root and --child-port")
         }
         let pem = try String(contentsOfFile: rootPath, encoding: .utf8)
         let target = Target(port: options.childPort)
@@ -49,12 +54,20 @@ enum ChildDownload {
         let rssBefore = procStatusKiB("VmRSS") ?? 0
         let start = nowNanos()
         let cpuStart = processCPUSeconds()
-        let count = try await client.get("/bytes/\(options.downloadBytes)", close: false)
+        let count: Int
+        if isUpload {
+            let chunk = ByteBuffer(bytes: TestHTTPSServer.bytesBody(count: 64 * 1024))
+            let answer = try await client.upload("/hello", bytes: options.uploadBytes, chunk: chunk)
+            guard answer == 5 else { throw BenchError("\(which): the upload's answer had \(answer) bytes, not 5") }
+            count = options.uploadBytes
+        } else {
+            count = try await client.get("/bytes/\(options.downloadBytes)", close: false)
+        }
         let cpu = processCPUSeconds() - cpuStart
         let seconds = Double(nowNanos() - start) / 1e9
         let peak = procStatusKiB("VmHWM") ?? 0
         try await client.shutdown()
-        guard count == options.downloadBytes else {
+        guard isUpload || count == options.downloadBytes else {
             throw BenchError("\(which): downloaded \(count) bytes, expected \(options.downloadBytes)")
         }
         print(
@@ -63,17 +76,24 @@ enum ChildDownload {
         )
     }
 
-    /// Parent side: runs one child and parses its line.
-    static func spawn(client: String, port: Int, rootPEMPath: String, bytes: Int) throws -> DownloadResult {
+    /// Parent side: runs one child and parses its line. `upload`: the child uploads `bytes` instead.
+    static func spawn(
+        client: String,
+        port: Int,
+        rootPEMPath: String,
+        bytes: Int,
+        upload: Bool = false
+    ) throws -> DownloadResult {
+        let what = upload ? "upload" : "download"
         let output = try runProcess(
             executable: selfExecutablePath(),
             arguments: [
-                "--child-download", client, "--child-port", "\(port)", "--child-root", rootPEMPath,
-                "--download-bytes", "\(bytes)",
+                "--child-\(what)", client, "--child-port", "\(port)", "--child-root", rootPEMPath,
+                "--\(what)-bytes", "\(bytes)",
             ]
         )
         guard output.status == 0 else {
-            throw BenchError("download child (\(client)) exited with \(output.status): \(output.stderr)")
+            throw BenchError("\(what) child (\(client)) exited with \(output.status): \(output.stderr)")
         }
         guard let line = output.stdout.split(separator: "\n").last,
             let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
@@ -81,7 +101,7 @@ enum ChildDownload {
             let before = object["rss_before_kib"] as? Int, let peak = object["peak_kib"] as? Int,
             let cpu = object["cpu_seconds"] as? Double
         else {
-            throw BenchError("download child (\(client)) printed no result: \(output.stdout)")
+            throw BenchError("\(what) child (\(client)) printed no result: \(output.stdout)")
         }
         return DownloadResult(bytes: count, seconds: seconds, rssBeforeKiB: before, peakKiB: peak, cpuSeconds: cpu)
     }

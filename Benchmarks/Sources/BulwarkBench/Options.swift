@@ -33,12 +33,27 @@ struct Options: Sendable {
     var childDownload: String?
     var childPort = 0
     var childRootPEM: String?
+    /// Child-process mode: one streamed upload with one client (see ``ChildDownload``).
+    var childUpload: String?
+    /// Bytes of the streamed upload.
+    var uploadBytes = 256 * 1024 * 1024
+    /// Child-process mode: the memory of idle pooled connections and in-flight requests (see ``MemoryChild``).
+    var childMemory: String?
+    /// Connections (and concurrent requests) of the memory benchmark.
+    var memoryConnections = 1000
+    /// How long the server holds each request of the memory benchmark (`/slow/MS`), milliseconds.
+    var memorySlowMilliseconds = 8000
 
     /// Profiling mode (see `TrustProfile`): one piece of the trust path, `profileIterations` times.
     var profileTrust: String?
     var profileIterations = 1000
     /// Profiling mode: only this client's new-connection legs (`bulwark`, `bulwark-pinned`, `ahc`, ...), no result.
     var profileNewConnections: String?
+    /// Instruction counting (see `InstructionCount`): the server's directory, and the client to count.
+    var instructionsServer: String?
+    var instructionsClient: String?
+    var instructionsDirectory: String?
+    var handshakes = 200
 
     func selected(_ name: String) -> Bool {
         guard let only = self.only else { return true }
@@ -48,11 +63,13 @@ struct Options: Sendable {
     static let usage = """
         usage: BulwarkBench [--quick] [--rounds N] [--seconds S] [--json FILE] [--markdown FILE]
                             [--bulwark-bin PATH] [--limbo PATH] [--only a,b,...] [--swift-version TEXT] [--no-wrk]
-                            [--shared-event-loops] [--download-bytes N]
+                            [--shared-event-loops] [--download-bytes N] [--upload-bytes N]
+                            [--memory-connections N] [--memory-slow-ms MS]
         Benchmarks Bulwark against AsyncHTTPClient on one local TLS server (HTTP/1.1), alternating the two
         clients in rounds and reporting medians. Names: keepalive-c1 keepalive-c32 newconn newconn-pinned
         newconn-cached newconn-pinned-cached newconn-revocation trust-eval download hostmatch-10 hostmatch-1000 hostmatch-10000 limbo
-        encode-html (the newconn rows run together, in the same rounds).
+        encode-html h2-c1 h2-c32 upload memory-idle proxy-keepalive (the newconn rows run together, in the same rounds;
+        proxy-keepalive needs squid, and reports that it did not run without it).
         By default the server and each client run on their own event loop group; --shared-event-loops puts them
         all on NIO's singleton group (what an app using the defaults does).
         BulwarkBench --profile-trust KIND [--iterations N] times one piece of the handshake's trust path with no
@@ -60,6 +77,8 @@ struct Options: Sendable {
         callback-pinned).
         BulwarkBench --only newconn --profile-newconn LABEL runs only that client's new-connection legs (LABEL:
         bulwark, bulwark-pinned, ahc, bulwark-cached, bulwark-pinned-cached), for perf; it reports no result.
+        BulwarkBench --instructions-server DIR, then BulwarkBench --instructions CLIENT --handshakes N --server DIR
+        under callgrind: N new connections between two marker functions (scripts/profile-newconn --instructions).
         """
 
     static func parse(_ arguments: [String]) throws -> Options {
@@ -100,8 +119,31 @@ struct Options: Sendable {
             case "--child-download": options.childDownload = try value(argument)
             case "--child-port": options.childPort = Int(try value(argument)) ?? 0
             case "--child-root": options.childRootPEM = try value(argument)
+            case "--child-upload": options.childUpload = try value(argument)
+            case "--child-memory": options.childMemory = try value(argument)
+            case "--upload-bytes":
+                guard let n = Int(try value(argument)), n > 0 else {
+                    throw BenchError("--upload-bytes needs a positive integer")
+                }
+                options.uploadBytes = n
+            case "--memory-connections":
+                guard let n = Int(try value(argument)), n >= 2 else {
+                    throw BenchError("--memory-connections needs an integer of at least 2")
+                }
+                options.memoryConnections = n
+            case "--memory-slow-ms":
+                guard let n = Int(try value(argument)), n > 0 else {
+                    throw BenchError("--memory-slow-ms needs a positive integer")
+                }
+                options.memorySlowMilliseconds = n
             case "--profile-trust": options.profileTrust = try value(argument)
             case "--profile-newconn": options.profileNewConnections = try value(argument)
+            case "--instructions-server": options.instructionsServer = try value(argument)
+            case "--instructions": options.instructionsClient = try value(argument)
+            case "--server": options.instructionsDirectory = try value(argument)
+            case "--handshakes":
+                guard let n = Int(try value(argument)), n > 0 else { throw BenchError("--handshakes needs N > 0") }
+                options.handshakes = n
             case "--iterations":
                 guard let n = Int(try value(argument)), n >= 0 else { throw BenchError("--iterations needs a count") }
                 options.profileIterations = n

@@ -2,6 +2,19 @@ import BulwarkTestSupport
 import Foundation
 import NIOCore
 
+/// What a leg reads from the server it runs against: the test server, or the h2 rows' own server.
+protocol LegServer: Sendable {
+    func resetRecording()
+    var acceptedConnections: Int { get }
+    var completedHandshakes: Int { get }
+    /// Requests received completely since the last reset.
+    var receivedRequestCount: Int { get }
+}
+
+extension TestHTTPSServer: LegServer {
+    var receivedRequestCount: Int { self.requests.count }
+}
+
 /// What one measured leg (one client, one round) did.
 struct LegResult: Sendable {
     let requests: Int
@@ -39,7 +52,7 @@ struct LegResult: Sendable {
 /// `serverClocks`: the server's threads, whose CPU the leg reports apart (see ``LegResult/serverCPUSeconds``).
 func runLeg(
     client: any BenchClient,
-    server: TestHTTPSServer,
+    server: any LegServer,
     serverClocks: ThreadCPUClocks? = nil,
     path: String,
     expectedBytes: Int,
@@ -84,7 +97,7 @@ func runLeg(
         latencies: latencies,
         connectionsAccepted: server.acceptedConnections,
         handshakes: server.completedHandshakes,
-        serverRequests: server.requests.count,
+        serverRequests: server.receivedRequestCount,
         cpuSeconds: cpu,
         serverCPUSeconds: serverCPU
     )
@@ -200,7 +213,7 @@ func alternate(
 /// Warm-up: the same load as a leg, results discarded, so pools hold warm connections before the first round.
 func warmUp(
     _ clients: [any BenchClient],
-    server: TestHTTPSServer,
+    server: any LegServer,
     concurrency: Int,
     seconds: Double,
     close: Bool

@@ -56,8 +56,30 @@ extension BulwarkClient.Configuration {
         }
     }
 
-    /// The proxy a policy's setting names, its credentials read from their file.
+    /// The proxy a policy's setting names, its credentials read from their file, an HTTPS proxy's CA from its
+    /// `caFile`.
     private static func proxy(
+        _ setting: PolicyFile.Proxy.Setting,
+        at pointer: String,
+        policy: PolicyFile
+    ) throws(PolicyFileError) -> BulwarkClient.Proxy {
+        let proxy = try Self.proxyWithoutCA(setting, at: pointer, policy: policy)
+        guard let file = setting.caFile else { return proxy }
+        let filePointer = pointer + "/caFile"
+        do {
+            let certificates = try CertificateLoader.certificates(atPath: policy.resolvedPath(file))
+            return proxy.trustingProxy(with: DefaultTrustEvaluator(roots: .custom(certificates)))
+        } catch {
+            throw PolicyFileError(
+                .invalidValue,
+                pointer: filePointer,
+                line: policy.line(of: filePointer),
+                detail: "the proxy's CA file: \(error.description)"
+            )
+        }
+    }
+
+    private static func proxyWithoutCA(
         _ setting: PolicyFile.Proxy.Setting,
         at pointer: String,
         policy: PolicyFile

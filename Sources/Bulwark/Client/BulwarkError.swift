@@ -87,6 +87,10 @@ public struct BulwarkError: Error, Hashable, Sendable, CustomStringConvertible, 
         /// The proxy requires an authentication scheme Bulwark does not speak (Digest, NTLM, Negotiate), named in the
         /// description; only Basic is sent.
         public static let proxyAuthSchemeUnsupported = Code("proxy_auth_scheme_unsupported")
+        /// An HTTPS proxy's certificate was refused by the proxy's own trust evaluator: the description names the proxy
+        /// (`host:port`) and why, ``trustRefusal`` holds the refusal (for the proxy's host). Nothing was sent to the
+        /// proxy, and the origin was never contacted.
+        public static let proxyUntrusted = Code("proxy_untrusted")
 
         /// The code's label, such as `trust_refused`: bounded and stable, fit for metrics and logs.
         public var description: String { self.name }
@@ -96,7 +100,8 @@ public struct BulwarkError: Error, Hashable, Sendable, CustomStringConvertible, 
     public let code: Code
     /// The host the request was for, when known.
     public let host: String?
-    /// The trust refusal, for ``Code/trustRefused``.
+    /// The trust refusal, for ``Code/trustRefused`` (the origin's), and for ``Code/proxyUntrusted`` (the HTTPS
+    /// proxy's: its ``/BulwarkPolicy/TrustRefusal/host`` is the proxy's host).
     public let trustRefusal: TrustRefusal?
     /// The redirect refusal, for ``Code/redirectRefused``: the reason, and the redacted from and to URLs.
     public let redirectRefusal: RedirectRefusal?
@@ -185,7 +190,7 @@ public struct BulwarkError: Error, Hashable, Sendable, CustomStringConvertible, 
     public var description: String {
         var text = "\(self.code)"
         if let host { text += " (\(host))" }
-        if let trustRefusal { return text + ": " + String(describing: trustRefusal) }
+        if let trustRefusal, self.code == .trustRefused { return text + ": " + String(describing: trustRefusal) }
         if let redirectRefusal { return text + ": " + String(describing: redirectRefusal) }
         if let detail { text += ": \(detail)" }
         return text

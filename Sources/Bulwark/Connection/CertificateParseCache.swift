@@ -1,4 +1,5 @@
 import BulwarkPolicy
+import Foundation
 import X509
 
 /// The certificates a client has parsed, by their exact DER bytes: a server presents the same leaf and
@@ -10,12 +11,25 @@ import X509
 /// certificates of at most `maximumBytes` each; the least recently used one is evicted first. Certificates that do
 /// not parse are not remembered.
 final class CertificateParseCache: Sendable {
-    /// DER bytes, hashed as one block (an array of bytes would be hashed byte by byte).
+    /// DER bytes. Equal only when every byte is (compared with `memcmp`); hashed by their length and their last 24
+    /// bytes, the end of the signature, which differ between any two certificates signed by real keys: hashing all
+    /// of them cost more than the rest of the lookup. Crafted certificates that share their last bytes only share a
+    /// bucket of this bounded map, and are still told apart by the comparison.
     private struct DER: Hashable, Sendable {
         let bytes: [UInt8]
 
         func hash(into hasher: inout Hasher) {
-            self.bytes.withUnsafeBytes { hasher.combine(bytes: $0) }
+            hasher.combine(self.bytes.count)
+            self.bytes.withUnsafeBytes { CacheKeyWords.combine(last: 24, of: $0, into: &hasher) }
+        }
+
+        static func == (lhs: DER, rhs: DER) -> Bool {
+            lhs.bytes.withUnsafeBytes { left in
+                rhs.bytes.withUnsafeBytes { right in
+                    left.count == right.count
+                        && (left.count == 0 || memcmp(left.baseAddress!, right.baseAddress!, left.count) == 0)
+                }
+            }
         }
     }
 

@@ -35,6 +35,8 @@ struct Connector: Sendable {
     let identityContexts = IdentityContexts()
     /// The proxies that asked for credentials (see ``openTunnel(through:host:port:on:deadline:)``).
     let proxyAuthentication = ProxyAuthenticationMemory()
+    /// The TLS context of connections to HTTPS proxies (see ``proxyTLS(for:trust:)``).
+    let proxyTLSContext = ProxyTLSContext()
     private static let nextID = NIOLockedValueBox(0)
 
     /// A connector for `settings`.

@@ -189,7 +189,12 @@ extension RequestExecutor {
                 return connection.openStream(sensitiveHeaderNames: sensitiveHeaderNames).map { stream, handler in
                     let response = begin(handler) { _ in
                         registration.end()
-                        stream.close(promise: nil)
+                        // A stream whose request and response both ended is closed by NIO once the frame that
+                        // ended it has been handled: closing it here, before that, sends a RST_STREAM, and NIO's
+                        // servers stop answering a client after 200 resets in 30 s ("rapid reset" protection).
+                        // One turn of the event loop later only a stream still open (a request body still being
+                        // sent, or an exchange that failed) is left to close, and reset.
+                        stream.eventLoop.execute { stream.close(promise: nil) }
                     }
                     .flatMapErrorThrowing { throw connection.replacingWithRejection($0) }
                     return Started(lease: lease, handler: handler, head: response, version: "h2")
@@ -365,7 +370,7 @@ extension RequestExecutor {
                 headers.add(name: "transfer-encoding", value: "chunked")
             }
         }
-        if let proxy, proxy.endpoint.kind == .http, !target.isTLS {
+        if let proxy, proxy.endpoint.speaksHTTP, !target.isTLS {
             return Self.absoluteFormHead(method: request.method, headers: headers, target: target, proxy: proxy)
         }
         return HTTPRequestHead(version: .http1_1, method: request.method, uri: target.pathAndQuery, headers: headers)

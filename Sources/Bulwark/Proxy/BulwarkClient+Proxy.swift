@@ -2,7 +2,7 @@ import BulwarkPolicy
 import Foundation
 
 extension BulwarkClient {
-    /// How a client reaches servers: directly, through an HTTP or SOCKS5 proxy, or as the environment's proxy
+    /// How a client reaches servers: directly, through an HTTP, HTTPS or SOCKS5 proxy, or as the environment's proxy
     /// variables say (curl's rules).
     ///
     /// A proxy never changes the origin's trust policy: the TLS handshake with the origin runs inside the tunnel, with
@@ -11,13 +11,20 @@ extension BulwarkClient {
     /// `Proxy-Authorization` header (after the proxy asked for them with a 407, then on every new tunnel through that
     /// proxy), or in the SOCKS5 negotiation; never inside the tunnel, never to the origin.
     ///
+    /// An HTTPS proxy (``https(_:credentials:trust:)``) is reached over TLS, its certificate evaluated for the proxy's
+    /// host by the proxy's *own* evaluator; the origin's TLS then runs inside that TLS connection, evaluated by the
+    /// origin's. The two never stand in for each other: a CA trusted for the proxy makes no origin certificate
+    /// acceptable, and the reverse.
+    ///
     /// Choose a proxy per host with ``BulwarkClient/Configuration/proxyOverrides``.
     public struct Proxy: Sendable, CustomStringConvertible {
         enum Storage: Sendable {
             case direct
-            /// The environment's variables; nil for this process's environment when the client is made.
-            case environment(ProxyEnvironment?)
-            case server(ProxyEndpoint, ProxyCredentials?, bypass: NoProxyList?)
+            /// The environment's variables; nil for this process's environment when the client is made. `trust`
+            /// evaluates the HTTPS proxies it names (nil: the system roots).
+            case environment(ProxyEnvironment?, trust: ProxyTrust?)
+            /// `trust` evaluates an HTTPS proxy's certificate (nil: the system roots); nil for other proxies.
+            case server(ProxyEndpoint, ProxyCredentials?, bypass: NoProxyList?, trust: ProxyTrust?)
             /// A proxy URL that could not be read: every request fails with ``BulwarkError/Code/invalidConfiguration``.
             case invalid(String)
         }
@@ -32,23 +39,74 @@ extension BulwarkClient {
         /// ``/BulwarkPolicy/ProxyEnvironment``), read from this process's environment when the client is made.
         /// Credentials come from the proxy URL's user information. A variable that cannot be read fails the requests
         /// it applies to with ``BulwarkError/Code/invalidConfiguration`` naming the variable.
-        public static let environment = Proxy(storage: .environment(nil))
+        ///
+        /// An `https://` proxy the environment names (as curl 7.52 and later read `https_proxy=https://…`) is reached
+        /// over TLS, its certificate evaluated against the system roots; give another evaluator with
+        /// ``trustingProxy(with:)``.
+        public static let environment = Proxy(storage: .environment(nil, trust: nil))
 
         /// The proxy `environment` names for each request, with curl's rules.
         public static func environment(_ environment: ProxyEnvironment) -> Proxy {
-            Proxy(storage: .environment(environment))
+            Proxy(storage: .environment(environment, trust: nil))
         }
 
         /// An HTTP proxy at `url` (`http://host:port`; the port defaults to 1080, as in curl): `https` requests go
         /// through a `CONNECT` tunnel; plain `http` requests, when ``BulwarkClient/Configuration/allowsPlainHTTP``
         /// allows them, are sent to the proxy in absolute form (with `credentials` in `Proxy-Authorization`).
         ///
+        /// The connection to the proxy is cleartext: the `CONNECT` request (the origin's host and port) and the proxy
+        /// credentials are readable on the path to the proxy. Use ``https(_:credentials:trust:)`` for a proxy that
+        /// speaks TLS.
+        ///
         /// - Parameters:
         ///   - url: The proxy's URL, `http://host:port`.
         ///   - credentials: Sent only when the proxy asks for them (a 407 with a Basic challenge), then on each new
         ///     tunnel through this proxy. When nil, the URL's user information is used, if any.
         public static func http(_ url: URL, credentials: ProxyCredentials? = nil) -> Proxy {
-            Self.parse(url.absoluteString, expecting: .http, credentials: credentials)
+            Self.parse(url.absoluteString, expecting: .http, credentials: credentials, trust: nil)
+        }
+
+        /// An HTTP proxy reached over TLS at `url` (`https://host:port`; the port defaults to 443, as in curl).
+        ///
+        /// The client opens TLS (1.2 or later, and at least ``BulwarkClient/TLSOptions/minimumVersion``) to the proxy,
+        /// with the proxy's host as the TLS server name (none for an IP address), and `trust` evaluates the proxy's
+        /// certificate for the proxy's host. Only then does the `CONNECT` request go out, inside that TLS connection
+        /// (with `credentials` in `Proxy-Authorization`, as for ``http(_:credentials:)``), and the origin's TLS
+        /// handshake runs inside the tunnel, evaluated by the origin's own evaluator from
+        /// ``BulwarkClient/Configuration/trust``, pins and minimum version unchanged. Plain `http` requests, when
+        /// ``BulwarkClient/Configuration/allowsPlainHTTP`` allows them, are sent to the proxy in absolute form inside
+        /// the TLS connection.
+        ///
+        /// A proxy whose certificate `trust` refuses ends the request with ``BulwarkError/Code/proxyUntrusted``, naming
+        /// the proxy and why, and a `proxy_untrusted` event; nothing is sent to the proxy, and the origin is never
+        /// contacted.
+        ///
+        /// ```swift
+        /// let proxyCA = try CertificateLoader.certificates(atPath: "/etc/corp/proxy-ca.pem")
+        /// configuration.proxy = .https(
+        ///     URL(string: "https://proxy.corp.example:3129")!,
+        ///     trust: .default(roots: .custom(proxyCA))
+        /// )
+        /// ```
+        ///
+        /// - Parameters:
+        ///   - url: The proxy's URL, `https://host:port`.
+        ///   - credentials: Sent only when the proxy asks for them (a 407 with a Basic challenge), then on each new
+        ///     tunnel through this proxy; only inside the TLS connection to the proxy. When nil, the URL's user
+        ///     information is used, if any.
+        ///   - trust: The proxy's own evaluator, asked about the proxy's host only. The default checks the chain and the
+        ///     host name against the system roots. It never evaluates an origin, and the origin's evaluators never
+        ///     evaluate the proxy.
+        ///
+        /// > Warning: An evaluator that does not check the proxy's host name, or does no chain validation, lets anyone
+        /// > on the path to the proxy pose as the proxy and read the proxy credentials and every plain-HTTP request
+        /// > sent through it. The origin's TLS inside the tunnel is unaffected.
+        public static func https(
+            _ url: URL,
+            credentials: ProxyCredentials? = nil,
+            trust: any ServerTrustEvaluating = DefaultTrustEvaluator()
+        ) -> Proxy {
+            Self.parse(url.absoluteString, expecting: .https, credentials: credentials, trust: ProxyTrust(trust))
         }
 
         /// A SOCKS5 proxy at `url` (`socks5://host:port` or `socks5h://host:port`; the port defaults to 1080). The
@@ -60,19 +118,21 @@ extension BulwarkClient {
         ///   - credentials: Offered with RFC 1929 username/password authentication; the proxy may still choose no
         ///     authentication. When nil, the URL's user information is used, if any.
         public static func socks5(_ url: URL, credentials: ProxyCredentials? = nil) -> Proxy {
-            Self.parse(url.absoluteString, expecting: .socks5, credentials: credentials)
+            Self.parse(url.absoluteString, expecting: .socks5, credentials: credentials, trust: nil)
         }
 
-        /// The proxy a URL text names, as curl's `--proxy` reads it: `http://`, `socks5://`, `socks5h://` or no
-        /// scheme (an HTTP proxy).
+        /// The proxy a URL text names, as curl's `--proxy` reads it: `http://`, `https://`, `socks5://`, `socks5h://`
+        /// or no scheme (an HTTP proxy). An `https://` proxy's certificate is evaluated against the system roots; give
+        /// another evaluator with ``trustingProxy(with:)``.
         public static func url(_ text: String, credentials: ProxyCredentials? = nil) -> Proxy {
-            Self.parse(text, expecting: nil, credentials: credentials)
+            Self.parse(text, expecting: nil, credentials: credentials, trust: nil)
         }
 
         private static func parse(
             _ text: String,
             expecting kind: ProxyEndpoint.Kind?,
-            credentials: ProxyCredentials?
+            credentials: ProxyCredentials?,
+            trust: ProxyTrust?
         )
             -> Proxy
         {
@@ -81,19 +141,51 @@ extension BulwarkClient {
                 if let kind, endpoint.kind != kind {
                     return Proxy(storage: .invalid("the proxy URL's scheme is not \(kind.rawValue)"))
                 }
-                return Proxy(storage: .server(endpoint, credentials ?? fromURL, bypass: nil))
+                let trust = endpoint.kind == .https ? (trust ?? ProxyTrust.systemRoots) : nil
+                return Proxy(storage: .server(endpoint, credentials ?? fromURL, bypass: nil, trust: trust))
             } catch {
                 return Proxy(storage: .invalid(error.description))
             }
         }
 
+        /// This proxy, with the certificate of an HTTPS proxy evaluated by `evaluator` (for the proxy's host) instead
+        /// of against the system roots: what `bulwark fetch --proxy-cacert` and a policy file's `caFile` set. For
+        /// ``environment``, it applies to the `https://` proxies the environment names; with no proxy it changes
+        /// nothing.
+        ///
+        /// `evaluator` is the proxy's only: the origin's certificate is still evaluated by the origin's evaluator, so
+        /// trusting the proxy's CA here never makes an origin certificate from that CA acceptable.
+        ///
+        /// An `http://` or SOCKS5 proxy has no certificate to evaluate: every request through it then fails with
+        /// ``BulwarkError/Code/invalidConfiguration``, so that a proxy believed to be verified never goes unverified
+        /// in cleartext.
+        ///
+        /// > Warning: An evaluator that does not check the proxy's host name, or does no chain validation, lets anyone
+        /// > on the path to the proxy pose as the proxy and read the proxy credentials.
+        public func trustingProxy(with evaluator: any ServerTrustEvaluating) -> Proxy {
+            switch self.storage {
+            case .direct, .invalid: return self
+            case .environment(let environment, _):
+                return Proxy(storage: .environment(environment, trust: ProxyTrust(evaluator)))
+            case .server(let endpoint, let credentials, let bypass, _):
+                guard endpoint.kind == .https else {
+                    return Proxy(
+                        storage: .invalid(
+                            "a proxy trust evaluator is for an https:// proxy; \(endpoint) is not reached over TLS"
+                        )
+                    )
+                }
+                return Proxy(storage: .server(endpoint, credentials, bypass: bypass, trust: ProxyTrust(evaluator)))
+            }
+        }
+
         /// `none`, `environment`, or the proxy URL without credentials (`http://proxy.example:3128`,
-        /// `socks5://127.0.0.1:1080`), with `(credentials)` when it has some.
+        /// `https://proxy.example:3129`, `socks5://127.0.0.1:1080`), with `(credentials)` when it has some.
         public var description: String {
             switch self.storage {
             case .direct: return "none"
             case .environment: return "environment"
-            case .server(let endpoint, let credentials, let bypass):
+            case .server(let endpoint, let credentials, let bypass, _):
                 return endpoint.description + (credentials == nil ? "" : " (credentials)")
                     + (bypass.map { " bypassing \"\($0)\"" } ?? "")
             case .invalid(let why): return "invalid (\(why))"
@@ -106,12 +198,11 @@ extension BulwarkClient {
         public func bypassing(_ list: NoProxyList) -> Proxy {
             switch self.storage {
             case .direct, .invalid: return self
-            case .environment(let environment):
-                return .environment(
-                    ProxyEnvironment(environment?.variables ?? ProcessInfo.processInfo.environment, noProxy: list)
-                )
-            case .server(let endpoint, let credentials, _):
-                return Proxy(storage: .server(endpoint, credentials, bypass: list))
+            case .environment(let environment, let trust):
+                let variables = environment?.variables ?? ProcessInfo.processInfo.environment
+                return Proxy(storage: .environment(ProxyEnvironment(variables, noProxy: list), trust: trust))
+            case .server(let endpoint, let credentials, _, let trust):
+                return Proxy(storage: .server(endpoint, credentials, bypass: list, trust: trust))
             }
         }
 

@@ -3,6 +3,7 @@ import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import NIOSSL
 
 /// The proxies that asked a connector's connections for credentials (a 407 with a Basic challenge): later tunnels
 /// through them send the credentials with the first `CONNECT`, without waiting for the 407 again.
@@ -83,10 +84,37 @@ extension Connector {
         }
     }
 
+    /// Opens a TLS connection to the HTTPS proxy of `route` for a plain-HTTP request to `host` (sent in absolute form
+    /// inside it); the future gives the channel once the proxy's certificate is trusted, and fails with a
+    /// ``BulwarkError`` naming the proxy (``BulwarkError/Code/proxyUntrusted`` for a refused certificate).
+    func openProxyConnection(
+        to route: ProxyRoute,
+        forHost host: String,
+        port: Int,
+        on eventLoop: any EventLoop,
+        deadline: NIODeadline?
+    ) -> EventLoopFuture<any Channel> {
+        self.openTunnelOnce(
+            through: route,
+            host: host,
+            port: port,
+            tunnel: false,
+            on: eventLoop,
+            deadline: deadline,
+            sendCredentials: false
+        ).flatMapError { error in
+            eventLoop.makeFailedFuture(Self.proxyError(error, route: route, host: host, sentCredentials: false))
+        }
+    }
+
+    /// One connection to the proxy, and the tunnel through it unless `tunnel` is false. For an HTTPS proxy the TLS
+    /// handler goes first in the pipeline, and the tunnel handler starts when its handshake completed; its failure
+    /// is turned into a ``BulwarkError`` naming the proxy here.
     private func openTunnelOnce(
         through route: ProxyRoute,
         host: String,
         port: Int,
+        tunnel setsUpTunnel: Bool = true,
         on eventLoop: any EventLoop,
         deadline: NIODeadline?,
         sendCredentials: Bool
@@ -95,17 +123,25 @@ extension Connector {
         let credentials = sendCredentials ? route.credentials : nil
         let kind = route.endpoint.kind
         let connectLimit = Self.limit(self.settings.timeouts.connect, by: deadline)
+        let proxyTLS: ProxyTLS?
+        do {
+            proxyTLS = try route.trust.map { try self.proxyTLS(for: route, trust: $0) }
+        } catch {
+            return eventLoop.makeFailedFuture(error)
+        }
         let bootstrap = ClientBootstrap(group: eventLoop)
             .connectTimeout(connectLimit.timeout)
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
             .channelOption(.recvAllocator, value: Self.receiveAllocator)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
+                    if let proxyTLS { try channel.pipeline.syncOperations.addHandler(try proxyTLS.handler()) }
                     let handler = ProxyTunnelHandler(
                         kind: kind,
                         host: host,
                         port: port,
                         credentials: credentials,
+                        tunnel: setsUpTunnel,
                         promise: tunnel
                     )
                     try channel.pipeline.syncOperations.addHandler(handler)
@@ -145,6 +181,12 @@ extension Connector {
                 tunnel.futureResult.whenComplete { _ in timer.cancel() }
                 return tunnel.futureResult.map { channel }.flatMapError { error in
                     channel.close(promise: nil)
+                    if let proxyTLS, let failure = proxyTLS.error(for: error, host: host) {
+                        if failure.code == .proxyUntrusted {
+                            self.settings.eventMonitor.record(proxyTLS.untrustedEvent(host: host, error: failure))
+                        }
+                        return eventLoop.makeFailedFuture(failure)
+                    }
                     return eventLoop.makeFailedFuture(error)
                 }
             }
@@ -211,7 +253,7 @@ extension Connector {
 
 extension Connector {
     /// The channel of a plain-HTTP connection: to the origin, to an HTTP proxy (which gets absolute-form requests),
-    /// or through a SOCKS5 tunnel.
+    /// to an HTTPS proxy (the same, inside TLS to the proxy), or through a SOCKS5 tunnel.
     func openPlain(
         _ bootstrap: ClientBootstrap,
         host: String,
@@ -223,6 +265,14 @@ extension Connector {
     ) -> EventLoopFuture<any Channel> {
         guard let proxy else { return Self.connect(bootstrap, host: host, port: port) }
         switch proxy.endpoint.kind {
+        case .https:
+            return self.openProxyConnection(
+                to: proxy,
+                forHost: target.host,
+                port: target.port,
+                on: eventLoop,
+                deadline: deadline
+            )
         case .http:
             return Self.connect(bootstrap, host: proxy.endpoint.host, port: proxy.endpoint.port).flatMapError { error in
                 let mapped = Self.mapConnectError(error, host: proxy.endpoint.host, port: proxy.endpoint.port)
@@ -248,7 +298,7 @@ extension Connector {
 }
 
 extension RequestExecutor {
-    /// A plain-HTTP request for an HTTP proxy: the absolute-form target (`http://host:port/path?query`, RFC 9112
+    /// A plain-HTTP request for an HTTP or HTTPS proxy: the absolute-form target (`http://host:port/path?query`, RFC 9112
     /// section 3.2.2) and, when the proxy has credentials, `Proxy-Authorization: Basic` (sent with every request, as
     /// the proxy reads it and drops it before forwarding).
     static func absoluteFormHead(

@@ -1,11 +1,19 @@
 import BulwarkPolicy
 
-/// The proxy one connection goes through: where it listens, its protocol and the credentials for it. Part of the
-/// pool's key, so that connections through different proxies (or with different credentials, or none) are never
-/// shared.
+/// The proxy one connection goes through: where it listens, its protocol, the credentials for it and, for an HTTPS
+/// proxy, the trust its certificate is evaluated with. Part of the pool's key, so that connections through different
+/// proxies (or with different credentials, or none, or another proxy trust) are never shared.
 struct ProxyRoute: Hashable, Sendable, CustomStringConvertible {
     var endpoint: ProxyEndpoint
     var credentials: ProxyCredentials?
+    /// The proxy's own trust, for an HTTPS proxy; nil for the others.
+    var trust: ProxyTrust?
+
+    init(endpoint: ProxyEndpoint, credentials: ProxyCredentials?, trust: ProxyTrust? = nil) {
+        self.endpoint = endpoint
+        self.credentials = credentials
+        self.trust = endpoint.kind == .https ? (trust ?? .systemRoots) : nil
+    }
 
     /// `host:port` of the proxy, as errors and events name it.
     var authority: String { self.endpoint.authority }
@@ -19,16 +27,16 @@ struct ProxyRoute: Hashable, Sendable, CustomStringConvertible {
 struct ProxyRouter: Sendable {
     private enum Choice: Sendable {
         case direct
-        case environment(ProxyEnvironment)
+        case environment(ProxyEnvironment, trust: ProxyTrust?)
         case route(ProxyRoute, bypass: NoProxyList?)
         case invalid(String)
 
         init(_ proxy: BulwarkClient.Proxy) {
             switch proxy.storage {
             case .direct: self = .direct
-            case .environment(let environment): self = .environment(environment ?? .process())
-            case .server(let endpoint, let credentials, let bypass):
-                self = .route(ProxyRoute(endpoint: endpoint, credentials: credentials), bypass: bypass)
+            case .environment(let environment, let trust): self = .environment(environment ?? .process(), trust: trust)
+            case .server(let endpoint, let credentials, let bypass, let trust):
+                self = .route(ProxyRoute(endpoint: endpoint, credentials: credentials, trust: trust), bypass: bypass)
             case .invalid(let why): self = .invalid(why)
             }
         }
@@ -68,15 +76,36 @@ struct ProxyRouter: Sendable {
             return route
         case .invalid(let why):
             throw BulwarkError.invalidConfiguration("proxy: " + why)
-        case .environment(let environment):
+        case .environment(let environment, let trust):
             do {
                 guard let selection = try environment.proxy(forScheme: target.scheme, host: target.host) else {
                     return nil
                 }
-                return ProxyRoute(endpoint: selection.endpoint, credentials: selection.credentials)
+                return ProxyRoute(endpoint: selection.endpoint, credentials: selection.credentials, trust: trust)
             } catch {
                 throw BulwarkError.invalidConfiguration("proxy environment: " + error.description)
             }
         }
     }
+}
+
+/// The trust an HTTPS proxy's own certificate is evaluated with: an evaluator, in a trust manager of its own (so that
+/// no decision, cached or not, is ever shared with an origin's). Compared by identity: part of the pool's key.
+final class ProxyTrust: Hashable, Sendable {
+    /// The evaluator, for the proxy's host.
+    let evaluator: any ServerTrustEvaluating
+    /// A manager that gives every host ``evaluator``: the proxy's host is the only one it is asked about.
+    let manager: ServerTrustManager
+
+    init(_ evaluator: any ServerTrustEvaluating) {
+        self.evaluator = evaluator
+        self.manager = ServerTrustManager(allHostsMustBeEvaluated: false, patterns: [], defaultEvaluator: evaluator)
+    }
+
+    /// The default: chain and host name against the system roots.
+    static let systemRoots = ProxyTrust(DefaultTrustEvaluator())
+
+    static func == (lhs: ProxyTrust, rhs: ProxyTrust) -> Bool { lhs === rhs }
+
+    func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
 }

@@ -1,9 +1,14 @@
 import BulwarkPolicy
 import NIOCore
+import NIOTLS
 
 /// Sets up a tunnel through a proxy on a new connection: sends the `CONNECT` request (HTTP proxy) or runs the SOCKS5
 /// negotiation, reads the answer with ``HTTPConnectResponseParser`` or ``SOCKS5Handshake``, then removes itself and
 /// completes `promise`. The handler that comes next (TLS) sees only bytes that arrive after that.
+///
+/// Behind the TLS handler of an HTTPS proxy it starts when that handshake completed (the proxy's certificate trusted),
+/// not when the connection is up: nothing is written to a proxy before it is trusted. Without a tunnel to set up (a
+/// plain-HTTP request through an HTTPS proxy) it only waits for that handshake.
 ///
 /// Credentials are written from their secret box straight into the connection's outbound buffer.
 final class ProxyTunnelHandler: ChannelInboundHandler, RemovableChannelHandler {
@@ -13,6 +18,8 @@ final class ProxyTunnelHandler: ChannelInboundHandler, RemovableChannelHandler {
     enum Negotiation {
         case httpConnect(HTTPConnectResponseParser)
         case socks5(SOCKS5Handshake)
+        /// No tunnel: the connection to the (HTTPS) proxy is all that is wanted.
+        case none
     }
 
     /// What the handshake ended with: the tunnel, or a failure.
@@ -22,33 +29,48 @@ final class ProxyTunnelHandler: ChannelInboundHandler, RemovableChannelHandler {
     private let target: String
     /// Sent with the `CONNECT` request (HTTP) or offered (SOCKS5); nil for none.
     private let credentials: ProxyCredentials?
+    /// Whether the handler waits for a TLS handshake with the proxy before it starts.
+    private let afterTLS: Bool
     private var started = false
     private var done = false
 
+    /// - Parameters:
+    ///   - tunnel: Whether to set up a tunnel to `host`:`port`; without one, the handler only waits for the proxy's
+    ///     TLS handshake (an HTTPS proxy) and completes.
     init(
         kind: ProxyEndpoint.Kind,
         host: String,
         port: Int,
         credentials: ProxyCredentials?,
+        tunnel: Bool = true,
         promise: EventLoopPromise<Void>
     ) {
         self.promise = promise
         self.credentials = credentials
         self.target = HandshakeFailure.authority(host: host, port: port)
+        self.afterTLS = kind == .https
         switch kind {
-        case .http: self.proto = .httpConnect(HTTPConnectResponseParser())
+        case _ where !tunnel: self.proto = .none
+        case .http, .https: self.proto = .httpConnect(HTTPConnectResponseParser())
         case .socks5:
             self.proto = .socks5(SOCKS5Handshake(host: host, port: port, offersCredentials: credentials != nil))
         }
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
-        if context.channel.isActive { self.start(context: context) }
+        if context.channel.isActive, !self.afterTLS { self.start(context: context) }
     }
 
     func channelActive(context: ChannelHandlerContext) {
-        self.start(context: context)
+        if !self.afterTLS { self.start(context: context) }
         context.fireChannelActive()
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        context.fireUserInboundEventTriggered(event)
+        if self.afterTLS, let event = event as? TLSUserEvent, case .handshakeCompleted = event {
+            self.start(context: context)
+        }
     }
 
     private func start(context: ChannelHandlerContext) {
@@ -56,6 +78,9 @@ final class ProxyTunnelHandler: ChannelInboundHandler, RemovableChannelHandler {
         self.started = true
         var buffer = context.channel.allocator.buffer(capacity: 256)
         switch self.proto {
+        case .none:
+            self.succeed(context: context)
+            return
         case .httpConnect:
             buffer.writeString("CONNECT \(self.target) HTTP/1.1\r\nHost: \(self.target)\r\n")
             if let credentials = self.credentials {
@@ -76,6 +101,9 @@ final class ProxyTunnelHandler: ChannelInboundHandler, RemovableChannelHandler {
         let bytes = self.unwrapInboundIn(data).readableBytesView
         do {
             switch self.proto {
+            case .none:
+                // A plain-HTTP exchange through the proxy starts only after this handler is gone.
+                throw ProxyHandshakeFailure.bytesAfterTunnel(count: bytes.count)
             case .httpConnect(var parser):
                 let outcome = try parser.receive(bytes)
                 self.proto = .httpConnect(parser)

@@ -29,8 +29,8 @@ extension TLSStream {
         /// to hosts whose pattern selects them. Empty by default.
         public var clientIdentities: BulwarkClient.ClientIdentities = BulwarkClient.ClientIdentities()
         /// The proxy the stream goes through, as for the client: ``BulwarkClient/Proxy/none`` (the default), an HTTP
-        /// proxy (a `CONNECT` tunnel), a SOCKS5 proxy, or the environment's proxy variables, read as for an `https`
-        /// URL (`https_proxy`, `HTTPS_PROXY`, `all_proxy`, `ALL_PROXY`, `no_proxy`, `NO_PROXY`).
+        /// or HTTPS proxy (a `CONNECT` tunnel), a SOCKS5 proxy, or the environment's proxy variables, read as for an
+        /// `https` URL (`https_proxy`, `HTTPS_PROXY`, `all_proxy`, `ALL_PROXY`, `no_proxy`, `NO_PROXY`).
         ///
         /// The proxy changes where the bytes go, never what is trusted: the TLS handshake runs inside the tunnel
         /// with the stream's host as the server name and ``trust``'s evaluator for that host (pins included), and

@@ -51,7 +51,7 @@ extension Certificate {
 
     /// The one-byte tag, content start and end of the DER element starting at `index` (definite lengths of up to
     /// four bytes), or nil.
-    private static func derElement(
+    static func derElement(
         _ bytes: ArraySlice<UInt8>,
         at index: Int
     ) -> (tag: UInt8, contentStart: Int, end: Int)? {

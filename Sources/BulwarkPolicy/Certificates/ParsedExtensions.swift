@@ -1,6 +1,6 @@
 import X509
 
-/// The extensions Bulwark's checks read, decoded once per certificate: the web PKI checks, the name-constraint
+/// The extensions Bulwark's checks read, decoded once per certificate (and the certificate's public-key pin): the web PKI checks, the name-constraint
 /// checks and the host name check read them on every handshake, and swift-certificates decodes an extension again
 /// on every access (a DER parse each time).
 ///
@@ -18,9 +18,13 @@ final class ParsedExtensions: Sendable {
     let authorityKeyIdentifier: Result<AuthorityKeyIdentifier?, any Error>
     let nameConstraints: Result<NameConstraints?, any Error>
     let subjectAlternativeNames: Result<SubjectAlternativeNames?, any Error>
+    /// ``Pin/publicKey(of:)`` of the certificate: the SubjectPublicKeyInfo is part of the `TBSCertificate` this
+    /// is remembered by, and a pinning evaluator hashes the key of every certificate on every handshake.
+    let publicKeyPin: Pin
 
     /// Decodes every extension above (an absent one is `nil`, found by a scan of the extension list).
     init(_ certificate: Certificate) {
+        self.publicKeyPin = Pin.publicKey(of: certificate)
         let extensions = certificate.extensions
         self.authorityInformationAccess = Result { try extensions.authorityInformationAccess }
         self.keyUsage = Result { try extensions.keyUsage }

@@ -9,12 +9,17 @@ import X509
 /// certificates whose `TBSCertificate` is at most `maximumBytes` long (a larger one is decoded every time); the
 /// least recently used one is evicted first. One instance, ``shared``, serves the process; it is thread-safe.
 final class ParsedExtensionsCache: Sendable {
-    /// `TBSCertificate` bytes, hashed as one block (a byte collection would be hashed byte by byte).
+    /// `TBSCertificate` bytes. Equal only when every byte is; hashed by their length and their first 24 bytes
+    /// (the version and the serial number), which differ between certificates of one CA: the web PKI checks look
+    /// a certificate up several times per handshake, and hashing every byte cost more than the rest of the lookup.
+    /// Crafted certificates that share their first bytes only share a bucket of this bounded map, and are still
+    /// told apart by the comparison.
     private struct Key: Hashable {
         let bytes: ArraySlice<UInt8>
 
         func hash(into hasher: inout Hasher) {
-            self.bytes.withUnsafeBytes { hasher.combine(bytes: $0) }
+            hasher.combine(self.bytes.count)
+            self.bytes.withUnsafeBytes { CacheKeyWords.combine(first: 24, of: $0, into: &hasher) }
         }
 
         static func == (lhs: Key, rhs: Key) -> Bool {

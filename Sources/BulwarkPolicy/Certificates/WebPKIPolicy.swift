@@ -218,22 +218,36 @@ struct WebPKIPolicy: VerifierPolicy {
     /// DNS names in the SAN must use the preferred name syntax (letters, digits, hyphens; a leading `*.`).
     static func checkSubjectAlternativeNameSyntax(_ parsed: ParsedExtensions) -> String? {
         guard let names = try? parsed.subjectAlternativeNames.get() else { return nil }
-        for case .dnsName(let name) in names {
-            var labels = name.split(separator: ".", omittingEmptySubsequences: false)
-            if labels.first == "*" { labels.removeFirst() }
-            let valid =
-                !labels.isEmpty
-                && labels.allSatisfy { label in
-                    !label.isEmpty
-                        && label.utf8.allSatisfy { byte in
-                            (byte >= 0x61 && byte <= 0x7A) || (byte >= 0x41 && byte <= 0x5A)
-                                || (byte >= 0x30 && byte <= 0x39)
-                                || byte == 0x2D
-                        }
-                }
-            if !valid { return "subject alternative name \"\(name)\" is not a valid DNS name" }
+        for case .dnsName(let name) in names where !Self.hasPreferredNameSyntax(name) {
+            return "subject alternative name \"\(name)\" is not a valid DNS name"
         }
         return nil
+    }
+
+    /// Whether `name` is one or more non-empty labels of letters, digits and hyphens, separated by dots, after an
+    /// optional leading `*.`. One pass over the bytes (this runs for every name of every leaf, every handshake).
+    static func hasPreferredNameSyntax(_ name: String) -> Bool {
+        var bytes = name.utf8[...]
+        if bytes.first == UInt8(ascii: "*") {
+            // A leading `*` label: it must be followed by a dot and at least one more label.
+            bytes = bytes.dropFirst()
+            guard bytes.first == UInt8(ascii: ".") else { return false }
+            bytes = bytes.dropFirst()
+        }
+        var labelLength = 0
+        for byte in bytes {
+            switch byte {
+            case UInt8(ascii: "."):
+                guard labelLength > 0 else { return false }
+                labelLength = 0
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"):
+                labelLength += 1
+            default:
+                return false
+            }
+        }
+        return labelLength > 0
     }
 
     static func checkConstraintsCriticality(_ certificate: Certificate) -> String? {

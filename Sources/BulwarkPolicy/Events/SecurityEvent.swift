@@ -88,6 +88,9 @@ public struct SecurityEvent: Sendable, CustomStringConvertible {
         /// A proxy asked for authentication (HTTP 407, or SOCKS5 username/password); details: the proxy and the
         /// schemes it offered. Never a credential.
         public static let proxyAuthRequired = Kind("proxy_auth_required")
+        /// An HTTPS proxy's certificate was refused by the proxy's own trust evaluator (details: the proxy and the
+        /// chain it presented; `reason` says why). Nothing was sent to the proxy or the origin.
+        public static let proxyUntrusted = Kind("proxy_untrusted")
 
         /// Every kind, for monitors that pre-register metrics.
         public static let all: [Kind] = [
@@ -97,6 +100,7 @@ public struct SecurityEvent: Sendable, CustomStringConvertible {
             .secretMemoryNotLocked, .eventsDropped, .revocationChecked, .revocationUnknown, .certificateRevoked,
             .clientCertificateSent, .clientCertificateWithheld, .clientIdentityUpdated, .policyUpdated,
             .policyUpdateRefused, .policyFallback, .proxyConnected, .proxyRefused, .proxyAuthRequired,
+            .proxyUntrusted,
         ]
 
         /// The ``name``.

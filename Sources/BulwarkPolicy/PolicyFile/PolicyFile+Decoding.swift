@@ -655,7 +655,7 @@ private struct PolicyFileDecoder {
     }
 
     mutating func proxy(_ json: PolicyJSON) throws(PolicyFileError) -> PolicyFile.Proxy {
-        let fields = try self.object(json, at: "/proxy", allowed: ["use", "credentialsFile", "hosts"])
+        let fields = try self.object(json, at: "/proxy", allowed: ["use", "credentialsFile", "caFile", "hosts"])
         var proxy = PolicyFile.Proxy(setting: try self.proxySetting(fields, in: "/proxy", line: json.line))
         if let hosts = fields["hosts"] {
             var seen = Set<HostPattern>()
@@ -670,7 +670,7 @@ private struct PolicyFileDecoder {
                         detail: "the pattern \(pattern) is listed twice"
                     )
                 }
-                let entry = try self.object(member.value, at: pointer, allowed: ["use", "credentialsFile"])
+                let entry = try self.object(member.value, at: pointer, allowed: ["use", "credentialsFile", "caFile"])
                 let setting = try self.proxySetting(entry, in: pointer, line: member.value.line)
                 proxy.hosts.append(PolicyFile.Proxy.Host(pattern: pattern, setting: setting))
             }
@@ -678,7 +678,7 @@ private struct PolicyFileDecoder {
         return proxy
     }
 
-    /// `use` and `credentialsFile` of the object at `pointer`.
+    /// `use`, `credentialsFile` and `caFile` of the object at `pointer`.
     mutating func proxySetting(
         _ fields: [String: PolicyJSON],
         in pointer: String,
@@ -712,6 +712,22 @@ private struct PolicyFileDecoder {
                 )
             }
             setting.credentialsFile = try self.path(file, at: pointer + "/credentialsFile")
+        }
+        if let file = fields["caFile"] {
+            switch use {
+            case .environment:
+                break
+            case .url(let url) where url.lowercased().hasPrefix("https://"):
+                break
+            default:
+                throw self.invalid(
+                    file,
+                    at: pointer + "/caFile",
+                    "\"caFile\" is the CA of a proxy reached over TLS; it goes with an https:// proxy URL or "
+                        + "\"environment\", not with \"\(use)\""
+                )
+            }
+            setting.caFile = try self.path(file, at: pointer + "/caFile")
         }
         return setting
     }

@@ -180,6 +180,7 @@ extension PolicyFile {
     private static func encode(_ setting: Proxy.Setting) -> [PolicyJSON.Member] {
         var members: [PolicyJSON.Member] = [.init("use", .string(setting.use.description))]
         if let file = setting.credentialsFile { members.append(.init("credentialsFile", .string(file))) }
+        if let file = setting.caFile { members.append(.init("caFile", .string(file))) }
         return members
     }
 

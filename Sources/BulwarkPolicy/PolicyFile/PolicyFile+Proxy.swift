@@ -3,12 +3,15 @@ import Foundation
 extension PolicyFile {
     /// The proxy requests go through, for all hosts and per host pattern (a client configuration's `proxy` and
     /// `proxyOverrides`). Credentials are never written into the policy: a proxy URL with user information is refused,
-    /// and ``Setting/credentialsFile`` names a file holding one line `user:password`.
+    /// and ``Setting/credentialsFile`` names a file holding one line `user:password`. An `https://` proxy's
+    /// certificate is evaluated against the system roots, or only against the CA certificates of
+    /// ``Setting/caFile``.
     ///
     /// ```json
     /// "proxy": {
-    ///   "use": "http://proxy.corp.example:3128",
+    ///   "use": "https://proxy.corp.example:3129",
     ///   "credentialsFile": "proxy-credentials",
+    ///   "caFile": "proxy-ca.pem",
     ///   "hosts": { "**.internal.example": { "use": "none" } }
     /// }
     /// ```
@@ -31,11 +34,18 @@ extension PolicyFile {
             /// A file holding one line `user:password` for the proxy (relative paths start at the policy file's
             /// directory); only with a proxy URL.
             public var credentialsFile: String?
+            /// A PEM or DER file of the CA certificates an `https://` proxy's certificate must chain to (relative paths
+            /// start at the policy file's directory), in place of the system roots (as curl's `--proxy-cacert`); the
+            /// proxy's host name is checked too. Only with an `https://` proxy URL or `"environment"` (for the
+            /// `https://` proxies the environment names). It never applies to an origin: an origin certificate issued
+            /// by this CA is accepted only if the origin's own evaluator trusts it.
+            public var caFile: String?
 
             /// A setting.
-            public init(use: Use, credentialsFile: String? = nil) {
+            public init(use: Use, credentialsFile: String? = nil, caFile: String? = nil) {
                 self.use = use
                 self.credentialsFile = credentialsFile
+                self.caFile = caFile
             }
         }
 
@@ -45,8 +55,8 @@ extension PolicyFile {
             case none
             /// The environment's proxy variables, with curl's rules (`"environment"`).
             case environment
-            /// The proxy at a URL: `http://`, `socks5://` or `socks5h://`, a host and a port; no user
-            /// information and no path.
+            /// The proxy at a URL: `http://`, `https://` (an HTTP proxy reached over TLS), `socks5://` or
+            /// `socks5h://`, a host and a port; no user information and no path.
             case url(String)
 
             /// As written in the file.
@@ -74,7 +84,7 @@ extension PolicyFile {
         }
 
         /// The proxy URL schemes a policy file accepts.
-        public static let schemes: Set<String> = ["http", "socks5", "socks5h"]
+        public static let schemes: Set<String> = ["http", "https", "socks5", "socks5h"]
 
         /// Why `text` is not a proxy URL a policy may hold, or nil when it is one: a scheme of ``schemes``, a host,
         /// a port from 1 to 65535 if any, no user information (credentials belong in ``Setting/credentialsFile``), no
@@ -87,8 +97,8 @@ extension PolicyFile {
             }
             guard Self.schemes.contains(scheme) else {
                 return (
-                    "the proxy scheme \(PolicyJSON.quoted(scheme)) is not supported; use http, socks5 or "
-                        + "socks5h (a proxy reached over TLS is not supported yet)", false
+                    "the proxy scheme \(PolicyJSON.quoted(scheme)) is not supported; use http, https, socks5 or "
+                        + "socks5h", false
                 )
             }
             if components.user != nil || components.password != nil {

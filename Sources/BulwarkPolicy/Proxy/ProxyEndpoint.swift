@@ -1,11 +1,13 @@
 /// Where a proxy listens and which protocol it speaks, read from a proxy URL as curl reads one
-/// (`http://proxy.example:3128`, `socks5h://127.0.0.1:1080`, `proxy.example:3128`).
+/// (`http://proxy.example:3128`, `https://proxy.example:3129`, `socks5h://127.0.0.1:1080`, `proxy.example:3128`).
 ///
-/// - Scheme: `http` (the default when the text has none) for an HTTP proxy (`CONNECT` tunnels); `socks5` or
-///   `socks5h` for a SOCKS5 proxy. Bulwark sends the origin's host *name* to a SOCKS5 proxy in both cases (curl's
-///   `socks5h`): the client does no DNS lookup for the origin, so a `socks5://` proxy never leaks the name to the
-///   local resolver. Other schemes (`https`, `socks4`, `socks4a`, …) are refused.
-/// - Port: the URL's, else 1080 as in curl (for HTTP proxies too: curl's documented default).
+/// - Scheme: `http` (the default when the text has none) for an HTTP proxy (`CONNECT` tunnels); `https` for an HTTP
+///   proxy reached over TLS (curl 7.52 and later); `socks5` or `socks5h` for a SOCKS5 proxy. Bulwark sends the
+///   origin's host *name* to a SOCKS5 proxy in both cases (curl's `socks5h`): the client does no DNS lookup for the
+///   origin, so a `socks5://` proxy never leaks the name to the local resolver. Other schemes (`socks4`, `socks4a`,
+///   …) are refused.
+/// - Port: the URL's, else 443 for an `https` proxy and 1080 for the others, as in curl (for HTTP proxies too:
+///   curl's documented default).
 /// - User information: `user:password@`, percent-decoded, becomes ``ProxyCredentials``.
 /// - A path of `/` is ignored; any other path, a query or a fragment is refused.
 public struct ProxyEndpoint: Sendable, Hashable, CustomStringConvertible {
@@ -13,6 +15,9 @@ public struct ProxyEndpoint: Sendable, Hashable, CustomStringConvertible {
     public enum Kind: String, Sendable, Hashable {
         /// An HTTP proxy: `CONNECT` tunnels for `https` origins, absolute-form requests for plain `http` ones.
         case http
+        /// An HTTP proxy reached over TLS: the connection to the proxy is TLS, its certificate evaluated for the
+        /// proxy's host; inside it, `CONNECT` tunnels and absolute-form requests as for ``http``.
+        case https
         /// A SOCKS5 proxy (RFC 1928), with username/password authentication (RFC 1929) when credentials are given.
         case socks5
     }
@@ -26,6 +31,13 @@ public struct ProxyEndpoint: Sendable, Hashable, CustomStringConvertible {
 
     /// The port a proxy URL without one gets: 1080, as in curl.
     public static let defaultPort = 1080
+
+    /// The port an `https` proxy URL without one gets: 443, as in curl.
+    public static let defaultHTTPSPort = 443
+
+    /// Whether the proxy speaks HTTP (``Kind/http`` or ``Kind/https``): it takes `CONNECT` requests, and plain-HTTP
+    /// requests in absolute form.
+    public var speaksHTTP: Bool { self.kind != .socks5 }
 
     /// A proxy at `host` and `port`.
     ///
@@ -47,7 +59,7 @@ public struct ProxyEndpoint: Sendable, Hashable, CustomStringConvertible {
         self.host.contains(":") ? "[\(self.host)]:\(self.port)" : "\(self.host):\(self.port)"
     }
 
-    /// `http://host:port` or `socks5://host:port`: never credentials.
+    /// `http://host:port`, `https://host:port` or `socks5://host:port`: never credentials.
     public var description: String { "\(self.kind.rawValue)://\(self.authority)" }
 
     /// Reads a proxy URL.
@@ -63,13 +75,12 @@ public struct ProxyEndpoint: Sendable, Hashable, CustomStringConvertible {
             let scheme = rest[..<range.lowerBound].lowercased()
             switch scheme {
             case "http": kind = .http
+            case "https": kind = .https
             case "socks5", "socks5h": kind = .socks5
-            case "https":
-                throw ProxyURLError("https proxies (TLS to the proxy) are not supported yet; use an http proxy")
             default:
                 throw ProxyURLError(
                     "the scheme \"\(Self.printable(scheme))\" is not a supported proxy scheme "
-                        + "(http, socks5, socks5h)"
+                        + "(http, https, socks5, socks5h)"
                 )
             }
             rest = rest[range.upperBound...]
@@ -86,7 +97,7 @@ public struct ProxyEndpoint: Sendable, Hashable, CustomStringConvertible {
             credentials = try Self.credentials(userinfo)
         }
         var host = rest
-        var port = Self.defaultPort
+        var port = kind == .https ? Self.defaultHTTPSPort : Self.defaultPort
         if host.hasPrefix("[") {
             guard let close = host.firstIndex(of: "]") else { throw ProxyURLError("an IPv6 address is not closed") }
             let after = host[host.index(after: close)...]

@@ -133,9 +133,9 @@ public struct PublicKeysTrustEvaluator: ServerTrustEvaluating {
     }
 
     /// The configured pin `certificate` carries, if any. Each digest is computed at most once: this runs in every
-    /// handshake.
+    /// handshake. The key's digest is the one remembered with the certificate's decoded extensions.
     private func matchingPin(for certificate: Certificate) -> Pin? {
-        let keyPin = Pin.publicKey(of: certificate)
+        let keyPin = ParsedExtensions.of(certificate).publicKeyPin
         if self.pinSet.pins.contains(keyPin) { return keyPin }
         guard self.pinSet.pins.contains(where: { $0.kind == .certificate }) else { return nil }
         let certificatePin = Pin.certificate(of: certificate)

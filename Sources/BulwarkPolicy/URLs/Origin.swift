@@ -70,7 +70,9 @@ package struct Origin: Hashable, Sendable, CustomStringConvertible {
     /// `host`, `host:port`, `[v6]` or `[v6]:port`: the port only when it is not the scheme's default. This is also
     /// the `Host` header's value.
     package var authority: String {
-        let literal = self.host.contains(":") ? "[\(self.host)]" : self.host
+        // A byte search: with Foundation imported, `contains(":")` is NSString's `range(of:)`. This is built for
+        // every request (the `Host` header, the redirect chain's first URL).
+        let literal = self.host.utf8.contains(UInt8(ascii: ":")) ? "[\(self.host)]" : self.host
         return self.port == Self.defaultPort(for: self.scheme) ? literal : "\(literal):\(self.port)"
     }
 
@@ -81,6 +83,12 @@ package struct Origin: Hashable, Sendable, CustomStringConvertible {
 
     /// The port a URL without one uses: 443 for `https` and `wss`, 80 for `http` and `ws`, nil otherwise.
     package static func defaultPort(for scheme: String) -> Int? {
+        // An origin's scheme is already lower case: answer without lowercasing a copy.
+        switch scheme {
+        case "https": return 443
+        case "http": return 80
+        default: break
+        }
         switch scheme.lowercased() {
         case "https", "wss": return 443
         case "http", "ws": return 80

@@ -1,4 +1,6 @@
+import BulwarkTestSupport
 import Foundation
+import X509
 
 #if canImport(Glibc)
 import Glibc
@@ -8,30 +10,37 @@ import Musl
 import Darwin
 #endif
 
-// Real proxies for the proxy interop tests: squid (HTTP CONNECT with Basic authentication through basic_ncsa_auth)
-// and dante (SOCKS5 with username/password against a system user), each run as a child process on 127.0.0.1 with a
-// configuration of its own. `scripts/test` installs both and creates dante's user.
+// Real proxies for the proxy interop tests: squid (HTTP CONNECT with Basic authentication through basic_ncsa_auth,
+// and, with `https_port`, the same over TLS: an HTTPS proxy) and dante (SOCKS5 with username/password against a
+// system user), each run as a child process on 127.0.0.1 with a configuration of its own. `scripts/test` installs
+// both and creates dante's user.
 
-/// squid 5 on 127.0.0.1: `CONNECT` and absolute-form requests, allowed only to users of its htpasswd file.
+/// squid 5 on 127.0.0.1: `CONNECT` and absolute-form requests, allowed only to users of its htpasswd file; with a
+/// TLS identity, also on an `https_port` (Debian's squid is built with GnuTLS, which serves it).
 final class SquidProxy: Sendable {
     static let username = "bulwark"
     static let password = "squid-pass-7Hq"
 
     let port: Int
+    /// The `https_port` (TLS to the proxy), when squid was started with a TLS identity.
+    let tlsPort: Int?
     let directory: URL
     let peer: PeerProcess
 
     var accessLogPath: String { self.directory.appending(path: "access.log").path }
 
-    private init(port: Int, directory: URL, peer: PeerProcess) {
+    private init(port: Int, tlsPort: Int?, directory: URL, peer: PeerProcess) {
         self.port = port
+        self.tlsPort = tlsPort
         self.directory = directory
         self.peer = peer
     }
 
     /// Starts squid in the foreground (`-N`). Its workers run as the `proxy` user when started as root, so the
     /// directory is world-writable and its files world-readable.
-    static func start() async throws -> SquidProxy {
+    ///
+    /// - Parameter tls: The certificate chain (leaf first) and key squid presents on an `https_port`; nil for none.
+    static func start(tls: (chain: [Certificate], key: TestIdentity)? = nil) async throws -> SquidProxy {
         let squid = try ExternalPeers.findTool("squid", candidates: ["/usr/sbin/squid"])
         let helper = "/usr/lib/squid/basic_ncsa_auth"
         guard FileManager.default.isExecutableFile(atPath: helper) else {
@@ -46,13 +55,27 @@ final class SquidProxy: Sendable {
         try "\(Self.username):\(hashed.output.trimmingCharacters(in: .whitespacesAndNewlines))\n"
             .write(to: passwd, atomically: true, encoding: .utf8)
         chmod(passwd.path, 0o644)
+        var tlsLine = ""
+        if let tls {
+            let chain = try tls.chain.map { try $0.serializeAsPEM().pemString + "\n" }.joined()
+            let certificate = directory.appending(path: "proxy-cert.pem")
+            let key = directory.appending(path: "proxy-key.pem")
+            try chain.write(to: certificate, atomically: true, encoding: .utf8)
+            try (tls.key.privateKeyPEM + "\n").write(to: key, atomically: true, encoding: .utf8)
+            chmod(certificate.path, 0o644)
+            chmod(key.path, 0o644)
+            tlsLine = "tls-cert=\(certificate.path) tls-key=\(key.path)"
+        }
         var lastError: (any Error)?
         for _ in 0..<3 {
             let port = try ExternalPeers.freePort()
+            let tlsPort = tls == nil ? nil : try ExternalPeers.freePort()
             let conf = directory.appending(path: "squid.conf")
             let path = directory.path
+            let httpsPort = tlsPort.map { "https_port 127.0.0.1:\($0) \(tlsLine)" } ?? ""
             try """
             http_port 127.0.0.1:\(port)
+            \(httpsPort)
             pid_filename \(path)/squid.pid
             cache_log \(path)/cache.log
             access_log stdio:\(path)/access.log squid
@@ -76,7 +99,8 @@ final class SquidProxy: Sendable {
             )
             do {
                 try await peer.waitUntilAccepting(port: port)
-                return SquidProxy(port: port, directory: directory, peer: peer)
+                if let tlsPort { try await peer.waitUntilAccepting(port: tlsPort) }
+                return SquidProxy(port: port, tlsPort: tlsPort, directory: directory, peer: peer)
             } catch {
                 peer.stop()
                 lastError = error

@@ -147,12 +147,20 @@ public struct PolicyLintRule: Hashable, Sendable, CustomStringConvertible {
         "The host is pinned but its certificates are not checked for revocation, so a revoked certificate with a "
             + "pinned key stays trusted."
     )
+    /// Proxy credentials sent to an `http://` or SOCKS5 proxy, over cleartext TCP.
+    public static let cleartextProxyCredentials = PolicyLintRule(
+        "BWP014",
+        "cleartext-proxy-credentials",
+        .warning,
+        "The proxy credentials go to an http:// or SOCKS5 proxy in cleartext, readable by anyone on the path to the "
+            + "proxy; an https:// proxy carries them inside TLS."
+    )
 
     /// Every rule, in code order.
     public static let all: [PolicyLintRule] = [
         .invalidPolicy, .singlePin, .leafPinsOnly, .pinSetExpired, .pinSetExpiring, .validationDisabled,
         .hostNotValidated, .defaultValidationSkipped, .httpsToHTTPRedirect, .reportOnly, .broadPattern,
-        .shadowedPattern, .allowlistedHostWithoutEvaluator, .pinnedWithoutRevocation,
+        .shadowedPattern, .allowlistedHostWithoutEvaluator, .pinnedWithoutRevocation, .cleartextProxyCredentials,
     ]
 }
 

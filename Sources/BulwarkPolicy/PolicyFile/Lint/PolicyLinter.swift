@@ -45,6 +45,15 @@ public struct PolicyLinter: Sendable {
                 "redirects from https to http are followed; every later hop travels unencrypted"
             )
         }
+        if let proxy = policy.proxy {
+            context.checkProxy(proxy.setting, at: "/proxy")
+            for host in proxy.hosts {
+                context.checkProxy(
+                    host.setting,
+                    at: "/proxy/hosts/" + PolicyFile.pointerToken(host.pattern.description)
+                )
+            }
+        }
         return context.findings
     }
 
@@ -223,6 +232,17 @@ public struct PolicyLinter: Sendable {
                         + "\(other.evaluator.kind) entry of \(other.pattern) that also covers it"
                 )
             }
+        }
+
+        mutating func checkProxy(_ setting: PolicyFile.Proxy.Setting, at pointer: String) {
+            guard case .url(let url) = setting.use, setting.credentialsFile != nil, !url.hasPrefix("https://") else {
+                return
+            }
+            self.add(
+                .cleartextProxyCredentials,
+                pointer + "/credentialsFile",
+                "\(url): the proxy credentials travel to the proxy in cleartext"
+            )
         }
 
         mutating func checkAllowlistEntry(_ entry: PolicyFile.AllowlistEntry, at pointer: String) {

@@ -88,7 +88,15 @@ extension OCSPResponse {
             try Self.checkDelegate(delegate, responder: source, issuer: issuer, at: time, skew: skew)
             signer = delegate
         }
-        guard signer.publicKey.isValidSignature(self.signature, for: self.signedBytes, signatureAlgorithm: algorithm)
+        // From memory when exactly this response was verified with this key before: a cached response is checked in
+        // every handshake.
+        guard
+            SignatureVerificationCache.shared.isValidSignature(
+                self.signature,
+                for: self.signedBytes,
+                signatureAlgorithm: algorithm,
+                signer: signer
+            )
         else {
             throw .badSignature("OCSP response", signer: String(describing: signer.subject))
         }
@@ -113,7 +121,7 @@ extension OCSPResponse {
         guard Self.acceptedCertificateAlgorithms.contains(delegate.signatureAlgorithm) else {
             throw refuse("its certificate is signed with \(delegate.signatureAlgorithm), which is not accepted")
         }
-        guard issuer.publicKey.isValidSignature(delegate.signature, for: delegate) else {
+        guard SignatureVerificationCache.shared.isValidSignature(of: delegate, issuedBy: issuer) else {
             throw refuse("its certificate's signature does not verify with the issuer's key")
         }
         let usages = try? delegate.extensions.extendedKeyUsage

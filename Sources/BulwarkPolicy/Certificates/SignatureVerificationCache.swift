@@ -1,0 +1,163 @@
+import Crypto
+import Foundation
+import X509
+
+/// Signatures that verified, remembered by the SHA-256 of exactly what decided them: the signer's
+/// SubjectPublicKeyInfo bytes, the signed bytes, the signature algorithm and the signature bytes.
+///
+/// Whether a signature verifies is a pure function of those four inputs, so a hit answers exactly as a new
+/// verification would, for a hash and a lookup instead of the signature arithmetic (about 110 µs for P-256 here).
+/// Only successes are stored: a signature that does not verify is verified again every time it is presented, so a
+/// refusal never depends on what the cache holds. A certificate re-signed by another key over the same
+/// `TBSCertificate` differs in the key and the signature bytes, so it is a different entry and is verified afresh.
+/// Bounded: at most `capacity` entries, the least recently used one evicted first; signed bytes longer than
+/// `maximumSignedBytes` are verified every time and not remembered (hashing them would cost more than a lookup
+/// saves for the sizes it is meant for).
+///
+/// Used by Bulwark's own signature checks: OCSP responses and the certificates of delegated OCSP responders, which
+/// a revocation check verifies on every handshake. swift-certificates' `Verifier` checks the chain's signatures
+/// itself (`Verifier.shouldSkipAddingCertificate`, a private step before any `VerifierPolicy` is consulted, calling
+/// `Certificate.PublicKey.isValidSignature` on a key whose backing type is internal to swift-certificates); it
+/// offers no hook through which a cache could answer for it, so those signatures are not served from here.
+package final class SignatureVerificationCache: Sendable {
+    /// The key: a SHA-256 digest, as four words.
+    private struct Key: Hashable {
+        let words: (UInt64, UInt64, UInt64, UInt64)
+
+        init(_ digest: SHA256.Digest) {
+            var words: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+            digest.withUnsafeBytes { bytes in
+                withUnsafeMutableBytes(of: &words) {
+                    $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[0..<32]))
+                }
+            }
+            self.words = words
+        }
+
+        static func == (lhs: Key, rhs: Key) -> Bool {
+            lhs.words.0 == rhs.words.0 && lhs.words.1 == rhs.words.1 && lhs.words.2 == rhs.words.2
+                && lhs.words.3 == rhs.words.3
+        }
+
+        func hash(into hasher: inout Hasher) {
+            hasher.combine(self.words.0)
+            hasher.combine(self.words.1)
+        }
+    }
+
+    /// The process's cache, used by Bulwark's own signature checks.
+    package static let shared = SignatureVerificationCache()
+
+    package let capacity: Int
+    package let maximumSignedBytes: Int
+    private let entries: LockedValue<LeastRecentlyUsed<Key, Void>>
+    private let verifications = LockedValue(0)
+
+    package init(capacity: Int = 256, maximumSignedBytes: Int = 64 * 1024) {
+        self.capacity = capacity
+        self.maximumSignedBytes = maximumSignedBytes
+        self.entries = LockedValue(LeastRecentlyUsed(capacity: capacity))
+    }
+
+    /// The number of remembered signatures.
+    package var count: Int { self.entries.withLock { $0.count } }
+
+    /// How many signatures were verified with the arithmetic (not answered from memory), since creation.
+    package var verificationCount: Int { self.verifications.current }
+
+    /// Whether `signature` over `signedBytes` verifies with the key of `signer` under `algorithm`: from memory when
+    /// exactly this verification succeeded before, else verified (and remembered when it succeeds).
+    package func isValidSignature(
+        _ signature: [UInt8],
+        for signedBytes: [UInt8],
+        signatureAlgorithm algorithm: Certificate.SignatureAlgorithm,
+        signer: Certificate
+    ) -> Bool {
+        self.verify(
+            signerKey: signer.subjectPublicKeyInfoDER,
+            signedBytes: signedBytes[...],
+            algorithm: algorithm,
+            signature: signature[...]
+        ) {
+            signer.publicKey.isValidSignature(signature, for: signedBytes, signatureAlgorithm: algorithm)
+        }
+    }
+
+    /// Whether `certificate`'s signature verifies with the key of `issuer`: from memory when exactly this
+    /// verification (the same key, `TBSCertificate`, algorithm and signature) succeeded before.
+    package func isValidSignature(of certificate: Certificate, issuedBy issuer: Certificate) -> Bool {
+        let verify = { issuer.publicKey.isValidSignature(certificate.signature, for: certificate) }
+        guard let signature = certificate.signatureFieldsDER else {
+            self.verifications.withLock { $0 += 1 }
+            return verify()
+        }
+        return self.verify(
+            signerKey: issuer.subjectPublicKeyInfoDER,
+            signedBytes: certificate.tbsCertificateBytes,
+            algorithm: certificate.signatureAlgorithm,
+            algorithmBytes: signature.algorithm,
+            signature: signature.value,
+            verify
+        )
+    }
+
+    private func verify(
+        signerKey: [UInt8],
+        signedBytes: ArraySlice<UInt8>,
+        algorithm: Certificate.SignatureAlgorithm,
+        algorithmBytes: ArraySlice<UInt8>? = nil,
+        signature: ArraySlice<UInt8>,
+        _ verify: () -> Bool
+    ) -> Bool {
+        guard self.capacity > 0, signedBytes.count <= self.maximumSignedBytes else {
+            self.verifications.withLock { $0 += 1 }
+            return verify()
+        }
+        let key = Self.key(
+            signerKey: signerKey,
+            signedBytes: signedBytes,
+            algorithm: algorithmBytes.map(Array.init) ?? Array(String(describing: algorithm).utf8),
+            signature: signature
+        )
+        if self.entries.withLock({ $0.value(forKey: key) }) != nil { return true }
+        self.verifications.withLock { $0 += 1 }
+        guard verify() else { return false }
+        self.entries.withLock { $0.insert((), forKey: key) }
+        return true
+    }
+
+    /// SHA-256 of the four inputs, each preceded by its length (so that no two different inputs are the same
+    /// byte string).
+    private static func key(
+        signerKey: [UInt8],
+        signedBytes: ArraySlice<UInt8>,
+        algorithm: [UInt8],
+        signature: ArraySlice<UInt8>
+    ) -> Key {
+        var hasher = SHA256()
+        func add<Bytes: DataProtocol>(_ bytes: Bytes) {
+            var length = UInt64(bytes.count).bigEndian
+            withUnsafeBytes(of: &length) { hasher.update(bufferPointer: $0) }
+            hasher.update(data: bytes)
+        }
+        add(signerKey)
+        add(signedBytes)
+        add(algorithm)
+        add(signature)
+        return Key(hasher.finalize())
+    }
+}
+
+extension Certificate {
+    /// The DER of the certificate's outer `signatureAlgorithm` and `signatureValue` (RFC 5280 4.1.1.2–3), cut out of
+    /// its encoding, or nil when the encoding is not shaped that way.
+    var signatureFieldsDER: (algorithm: ArraySlice<UInt8>, value: ArraySlice<UInt8>)? {
+        let der = self.derBytes[...]
+        guard let outer = Self.derElement(der, at: der.startIndex), outer.tag == 0x30, outer.end == der.endIndex,
+            let tbs = Self.derElement(der, at: outer.contentStart), tbs.tag == 0x30,
+            let algorithm = Self.derElement(der, at: tbs.end), algorithm.tag == 0x30,
+            let value = Self.derElement(der, at: algorithm.end), value.tag == 0x03, value.end == outer.end
+        else { return nil }
+        return (der[tbs.end..<algorithm.end], der[algorithm.end..<value.end])
+    }
+}
