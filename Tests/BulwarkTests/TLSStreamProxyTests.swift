@@ -166,6 +166,34 @@ struct TLSStreamProxyTests {
         #expect(error?.code == .invalidConfiguration, "\(String(describing: error))")
     }
 
+    @Test("squid's https_port: TLS to the proxy under its own trust, the origin's pinned TLS inside the tunnel")
+    func httpsProxy() async throws {
+        let pki = try ProxyPKI()
+        let nginx = try await NginxServer.start(chain: chain)
+        defer { nginx.stop() }
+        let squid = try await SquidProxy.start(tls: try pki.chain())
+        defer { squid.stop() }
+        let monitor = RecordingEventMonitor()
+        let proxy = BulwarkClient.Proxy.https(
+            URL(string: "https://127.0.0.1:\(squid.tlsPort!)")!,
+            credentials: try self.credentials(SquidProxy.username, SquidProxy.password),
+            trust: pki.trust
+        )
+        let stream = try await TLSStream.connect(
+            host: "localhost",
+            port: nginx.port,
+            configuration: try self.configuration(proxy: proxy, monitor: monitor)
+        )
+        // The origin's chain, not the proxy's: each evaluated by its own trust.
+        #expect(stream.serverTrust.presentedChain.first == self.chain.leaf.certificate)
+        let answer = try await self.get(stream, path: "/hello")
+        #expect(answer.hasSuffix("hello from nginx\n"), "\(answer)")
+        let evaluated = monitor.events.filter { $0.kind == .trustEvaluated }.map { $0.host ?? "" }
+        #expect(evaluated.contains("127.0.0.1") && evaluated.contains("localhost"), "\(evaluated)")
+        let connected = monitor.events.first { $0.kind == .proxyConnected }
+        #expect(connected?.details[.proxy]?.text == "127.0.0.1:\(squid.tlsPort!)")
+    }
+
     // MARK: - dante
 
     @Test("dante: a pinned stream through SOCKS5 with username/password; the name goes to the proxy")
