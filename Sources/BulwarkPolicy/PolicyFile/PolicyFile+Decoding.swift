@@ -602,15 +602,7 @@ private struct PolicyFileDecoder {
         var seen = Set<HostPattern>()
         for member in try self.orderedObject(json, at: "/clientCertificates") {
             let pointer = "/clientCertificates/" + PolicyFile.pointerToken(member.key)
-            let pattern = try self.pattern(member.key, at: pointer, line: member.value.line)
-            guard seen.insert(pattern).inserted else {
-                throw PolicyFileError(
-                    .invalidPattern,
-                    pointer: pointer,
-                    line: member.value.line,
-                    detail: "the pattern \(pattern) is listed twice"
-                )
-            }
+            let pattern = try self.pattern(member.key, at: pointer, line: member.value.line, unlike: &seen)
             let fields = try self.object(
                 member.value,
                 at: pointer,
@@ -661,15 +653,7 @@ private struct PolicyFileDecoder {
             var seen = Set<HostPattern>()
             for member in try self.orderedObject(hosts, at: "/proxy/hosts") {
                 let pointer = "/proxy/hosts/" + PolicyFile.pointerToken(member.key)
-                let pattern = try self.pattern(member.key, at: pointer, line: member.value.line)
-                guard seen.insert(pattern).inserted else {
-                    throw PolicyFileError(
-                        .invalidPattern,
-                        pointer: pointer,
-                        line: member.value.line,
-                        detail: "the pattern \(pattern) is listed twice"
-                    )
-                }
+                let pattern = try self.pattern(member.key, at: pointer, line: member.value.line, unlike: &seen)
                 let entry = try self.object(member.value, at: pointer, allowed: ["use", "credentialsFile", "caFile"])
                 let setting = try self.proxySetting(entry, in: pointer, line: member.value.line)
                 proxy.hosts.append(PolicyFile.Proxy.Host(pattern: pattern, setting: setting))
@@ -756,6 +740,25 @@ private struct PolicyFileDecoder {
         } catch {
             throw PolicyFileError(.invalidPattern, pointer: pointer, line: line, detail: error.description)
         }
+    }
+
+    /// The host pattern `text`, refused when it is one of `seen` (a pattern listed twice); added to `seen`.
+    mutating func pattern(
+        _ text: String,
+        at pointer: String,
+        line: Int,
+        unlike seen: inout Set<HostPattern>
+    ) throws(PolicyFileError) -> HostPattern {
+        let pattern = try self.pattern(text, at: pointer, line: line)
+        guard seen.insert(pattern).inserted else {
+            throw PolicyFileError(
+                .invalidPattern,
+                pointer: pointer,
+                line: line,
+                detail: "the pattern \(pattern) is listed twice"
+            )
+        }
+        return pattern
     }
 
     mutating func schemes(
