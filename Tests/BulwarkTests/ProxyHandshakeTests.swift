@@ -236,6 +236,26 @@ struct ProxyRouterTests {
         #expect(Set([direct, viaProxy, withCredentials]).count == 3)
     }
 
+    @Test("an environment proxy with credentials in its URL gives every request the same route, so it is pooled")
+    func environmentCredentialsPool() throws {
+        let router = try router {
+            $0.proxy = .environment(
+                ProxyEnvironment([
+                    "https_proxy": "http://user:secret@proxy.corp:3128", "http_proxy": "socks5://u:p@127.0.0.1:1080",
+                ])
+            )
+        }
+        let target = try RequestTarget(URL(string: "https://api.example/a")!)
+        let first = try #require(try router.route(for: target))
+        let second = try #require(try router.route(for: try RequestTarget(URL(string: "https://api.example/b")!)))
+        #expect(first.credentials != nil)
+        // The pool's key holds the route: two requests to one origin must share it, or no connection is reused.
+        #expect(first == second)
+        let plain = try #require(try router.route(for: try RequestTarget(URL(string: "http://api.example/")!)))
+        #expect(plain != first)
+        #expect(try router.route(for: try RequestTarget(URL(string: "http://api.example/c")!)) == plain)
+    }
+
     @Test("the pool keys connections by proxy scheme and by the HTTPS proxy's own trust")
     func poolKeyByProxySchemeAndTrust() throws {
         let plain = try ProxyEndpoint(kind: .http, host: "proxy.corp", port: 3129)

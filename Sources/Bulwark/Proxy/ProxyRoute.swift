@@ -27,14 +27,15 @@ struct ProxyRoute: Hashable, Sendable, CustomStringConvertible {
 struct ProxyRouter: Sendable {
     private enum Choice: Sendable {
         case direct
-        case environment(ProxyEnvironment, trust: ProxyTrust?)
+        case environment(EnvironmentRoutes)
         case route(ProxyRoute, bypass: NoProxyList?)
         case invalid(String)
 
         init(_ proxy: BulwarkClient.Proxy) {
             switch proxy.storage {
             case .direct: self = .direct
-            case .environment(let environment, let trust): self = .environment(environment ?? .process(), trust: trust)
+            case .environment(let environment, let trust):
+                self = .environment(EnvironmentRoutes(environment ?? .process(), trust: trust))
             case .server(let endpoint, let credentials, let bypass, let trust):
                 self = .route(ProxyRoute(endpoint: endpoint, credentials: credentials, trust: trust), bypass: bypass)
             case .invalid(let why): self = .invalid(why)
@@ -76,15 +77,50 @@ struct ProxyRouter: Sendable {
             return route
         case .invalid(let why):
             throw BulwarkError.invalidConfiguration("proxy: " + why)
-        case .environment(let environment, let trust):
-            do {
-                guard let selection = try environment.proxy(forScheme: target.scheme, host: target.host) else {
-                    return nil
-                }
-                return ProxyRoute(endpoint: selection.endpoint, credentials: selection.credentials, trust: trust)
-            } catch {
-                throw BulwarkError.invalidConfiguration("proxy environment: " + error.description)
-            }
+        case .environment(let routes):
+            return try routes.route(for: target)
+        }
+    }
+}
+
+/// The environment's proxy for each scheme, read once when the client is made. A proxy URL's credentials are compared
+/// by identity in the pool's key, so reading the variable again for each request would give every request through a
+/// proxy with credentials connections of its own, never reused.
+private struct EnvironmentRoutes: Sendable {
+    private let environment: ProxyEnvironment
+    private let trust: ProxyTrust?
+    private let byScheme: [String: Result<ProxyRoute?, BulwarkError>]
+
+    init(_ environment: ProxyEnvironment, trust: ProxyTrust?) {
+        self.environment = environment
+        self.trust = trust
+        var byScheme: [String: Result<ProxyRoute?, BulwarkError>] = [:]
+        for scheme in ["http", "https"] {
+            byScheme[scheme] = Self.read(environment, scheme: scheme, trust: trust)
+        }
+        self.byScheme = byScheme
+    }
+
+    /// The proxy for a request to `target`, or nil when no variable names one or `no_proxy` matches the host.
+    func route(for target: RequestTarget) throws(BulwarkError) -> ProxyRoute? {
+        if let noProxy = self.environment.noProxy, noProxy.matches(target.host) { return nil }
+        let result =
+            self.byScheme[target.scheme] ?? Self.read(self.environment, scheme: target.scheme, trust: self.trust)
+        return try result.get()
+    }
+
+    /// The variable for `scheme`, read as a route; `no_proxy` is applied per host by ``route(for:)``.
+    private static func read(
+        _ environment: ProxyEnvironment,
+        scheme: String,
+        trust: ProxyTrust?
+    ) -> Result<ProxyRoute?, BulwarkError> {
+        let everyHost = ProxyEnvironment(environment.variables, noProxy: NoProxyList(""))
+        do {
+            guard let selection = try everyHost.proxy(forScheme: scheme, host: "") else { return .success(nil) }
+            return .success(ProxyRoute(endpoint: selection.endpoint, credentials: selection.credentials, trust: trust))
+        } catch {
+            return .failure(BulwarkError.invalidConfiguration("proxy environment: " + error.description))
         }
     }
 }
