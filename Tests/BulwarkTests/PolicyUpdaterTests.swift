@@ -235,6 +235,57 @@ struct PolicyUpdaterTests {
         try await fixture.tearDown()
     }
 
+    @Test("a signed bundle whose policy sets insecure is refused unless the updater allows it")
+    func insecurePolicyRefused() async throws {
+        let fixture = try await PolicyUpdaterFixture.make()
+        let monitor = RecordingEventMonitor()
+        let client = try PolicyUpdaterFixture.client(pinning: [], monitor: monitor)
+        let updater = try fixture.updater(for: client)
+        #expect(updater.start() == .builtIn)
+        #expect(updater.install(try fixture.bundle(Self.policy, version: 5)) == .applied(version: 5))
+        let files = fixture.files()
+        let generation = client.policies.current.generation
+        let insecure = Array(
+            #"{"format":"bulwark-policy/1","insecure":true,"hosts":{"a.bulwark.test":{"evaluator":"disabled"}}}"#.utf8
+        )
+        let before = monitor.events.count
+        let outcome = updater.install(try fixture.bundle(insecure, version: 6))
+        #expect(self.reason(outcome)?.code == "insecure_policy")
+        #expect(monitor.events.dropFirst(before).map(\.shortDescription) == ["policy_update_refused:insecure_policy"])
+        if case .refused(let refusal) = outcome {
+            #expect(
+                "\(refusal)"
+                    == "the policy bundle was refused (insecure_policy): the policy in bundle version 6 sets "
+                    + "\"insecure\": true, which can turn certificate validation off; this updater accepts such a "
+                    + "policy only when its configuration allows insecure policies"
+            )
+        }
+        #expect(updater.status.version == 5)
+        #expect(updater.status.highestVersion == 5)
+        #expect(client.policies.current.generation == generation)
+        #expect(fixture.files() == files)
+        await updater.shutdown()
+
+        // Allowed by the updater's configuration: applied, and its event says so.
+        var configuration = PolicyUpdater.Configuration(
+            url: fixture.bundleServer.url(host: PolicyUpdaterFixture.bundleHost),
+            trustedKeys: try PolicyTrustedKeys(keys: [fixture.a.publicKey], threshold: 1),
+            directory: fixture.directory,
+            fetch: try fixture.fetchConfiguration()
+        )
+        configuration.allowsInsecurePolicies = true
+        let allowing = PolicyUpdater(client: client, configuration: configuration)
+        #expect(allowing.start() == .applied(version: 5))
+        let applied = monitor.events.count
+        #expect(allowing.install(try fixture.bundle(insecure, version: 6)) == .applied(version: 6))
+        let event = try #require(monitor.events.dropFirst(applied).first)
+        #expect(event.shortDescription == "policy_updated")
+        #expect(event.message.contains(#"its policy sets "insecure": true, allowed by the updater's configuration"#))
+        await allowing.shutdown()
+        await client.shutdown()
+        try await fixture.tearDown()
+    }
+
     @Test("update() fetches under the updater's own pins; 404, an untrusted server and 10 MiB are refused")
     func fetchRefusals() async throws {
         let fixture = try await PolicyUpdaterFixture.make()

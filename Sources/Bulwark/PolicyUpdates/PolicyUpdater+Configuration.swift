@@ -21,6 +21,14 @@ extension PolicyUpdater {
         public var maximumBundleSize: Int = 1 << 20
         /// The time limit of one fetch, connection and body included.
         public var fetchTimeout: TimeAmount = .seconds(30)
+        /// Whether a bundle whose policy sets `"insecure": true` is applied; off by default, so such a bundle is
+        /// refused with `insecure_policy` however well it is signed.
+        ///
+        /// > Warning: With this on, whoever holds enough signing keys can turn certificate validation off for the
+        /// > hosts a bundle names (the `disabled` evaluator) or let requests follow https-to-http redirects, on every
+        /// > client that takes the bundle. The `policy_updated` event of such a bundle says so, and each use of an
+        /// > insecure option emits its own event as usual.
+        public var allowsInsecurePolicies: Bool = false
 
         /// An updater's configuration.
         ///

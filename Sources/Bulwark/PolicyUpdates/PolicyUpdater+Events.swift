@@ -8,7 +8,8 @@ extension PolicyUpdater {
         drained: Int,
         atStart: Bool,
         rotated: PolicyTrustedKeys?,
-        notLive: [String]
+        notLive: [String],
+        insecure: Bool
     ) -> SecurityEvent {
         let bundle = verified.bundle
         var message =
@@ -18,6 +19,9 @@ extension PolicyUpdater {
                 + "\(drained) connections drained"
         if let rotated {
             message += "; the trusted keys are now \(rotated.keys.count) keys, \(rotated.threshold) of which must sign"
+        }
+        if insecure {
+            message += "; its policy sets \"insecure\": true, allowed by the updater's configuration"
         }
         if !notLive.isEmpty {
             message += "; not applied to the running client: " + notLive.joined(separator: ", ")

@@ -224,8 +224,10 @@ public final class PolicyUpdater: Sendable {
         let bundle = verified.bundle
         let live: LivePolicy
         let notLive: [String]
+        let insecure: Bool
         do {
             let file = try PolicyFile(jsonBytes: bundle.policy, baseDirectory: nil)
+            insecure = file.insecure
             notLive = LivePolicy.notLive(in: file)
             live = try LivePolicy(
                 file: file,
@@ -237,6 +239,15 @@ public final class PolicyUpdater: Sendable {
             let refusal = PolicyBundleRefusal(
                 .invalidPolicy,
                 "the policy in bundle version \(bundle.version) is not a valid policy file: \(error)"
+            )
+            return atStart ? self.fallBack(refusal) : self.refuse(refusal)
+        }
+        if insecure && !self.configuration.allowsInsecurePolicies {
+            let refusal = PolicyBundleRefusal(
+                .insecurePolicy,
+                "the policy in bundle version \(bundle.version) sets \"insecure\": true, which can turn certificate "
+                    + "validation off; this updater accepts such a policy only when its configuration allows insecure "
+                    + "policies"
             )
             return atStart ? self.fallBack(refusal) : self.refuse(refusal)
         }
@@ -281,7 +292,8 @@ public final class PolicyUpdater: Sendable {
                 drained: drained,
                 atStart: atStart,
                 rotated: bundle.trustedKeys,
-                notLive: notLive
+                notLive: notLive,
+                insecure: insecure
             )
         )
         return .applied(version: bundle.version)

@@ -28,6 +28,9 @@ public struct PolicyBundleRefusal: Error, Hashable, Sendable, CustomStringConver
         public static let fetchFailed = Reason("fetch_failed")
         /// The bundle verified, but the policy it carries is not a valid policy file.
         public static let invalidPolicy = Reason("invalid_policy")
+        /// The bundle verified, but its policy sets `"insecure": true` (the `disabled` evaluator, https-to-http
+        /// redirects) and the updater's configuration does not allow insecure policies.
+        public static let insecurePolicy = Reason("insecure_policy")
         /// The bundle verified, but it could not be stored durably, so it was not applied.
         public static let storageFailed = Reason("storage_failed")
 
