@@ -1,5 +1,7 @@
 import BulwarkPolicy
 import Foundation
+import NIOCore
+import NIOEmbedded
 import Testing
 
 @testable import Bulwark
@@ -328,3 +330,60 @@ struct ProxyRouterTests {
 }
 
 private typealias Proxy = BulwarkClient.Proxy
+
+@Suite("A proxy's own text in errors")
+struct ProxyTextInErrorsTests {
+    /// The error a tunnel handler with `credentials` fails with after reading `answer`, as users see it.
+    func failure(_ answer: String, kind: ProxyEndpoint.Kind = .http) throws -> String {
+        let channel = EmbeddedChannel()
+        let promise = channel.eventLoop.makePromise(of: Void.self)
+        let credentials = try ProxyCredentials(username: "alice", password: SecretBytes(utf8: "hunter2-Secret"))
+        let handler = ProxyTunnelHandler(
+            kind: kind,
+            host: "api.example",
+            port: 443,
+            credentials: credentials,
+            promise: promise
+        )
+        try channel.pipeline.syncOperations.addHandler(handler)
+        try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 3128)).wait()
+        _ = try channel.readOutbound(as: ByteBuffer.self)
+        try channel.writeInbound(ByteBuffer(string: answer))
+        var text = ""
+        promise.futureResult.whenFailure { error in
+            text = (error as? ProxyHandshakeFailure).map { "\($0.error(host: "api.example", proxy: "proxy:3128"))" }
+                ?? "\(error)"
+        }
+        _ = try? channel.finish()
+        return text
+    }
+
+    @Test("a reason phrase or challenge that repeats the proxy password or Basic token is withheld from the error")
+    func reflectedSecretsWithheld() throws {
+        // base64("alice:hunter2-Secret")
+        let token = "YWxpY2U6aHVudGVyMi1TZWNyZXQ="
+        let cases = [
+            "HTTP/1.1 403 wrong password hunter2-Secret\r\n\r\n",
+            "HTTP/1.1 403 bad token \(token)\r\n\r\n",
+            "HTTP/1.1 502 Basic \(token) rejected upstream\r\n\r\n",
+            "HTTP/1.1 407 Auth\r\nProxy-Authenticate: hunter2-Secret\r\n\r\n",
+            "HTTP/1.1 407 Auth\r\nProxy-Authenticate: \(token)\r\n\r\n",
+        ]
+        for answer in cases {
+            let text = try failure(answer)
+            #expect(!text.isEmpty, "\(answer)")
+            #expect(!text.contains("hunter2"), "\(text)")
+            #expect(!text.contains(token), "\(text)")
+        }
+        // Text that holds no secret is still shown, in words.
+        #expect(
+            try failure("HTTP/1.1 403 Forbidden\r\n\r\n")
+                == "proxy_refused (api.example): the proxy at proxy:3128 refused the tunnel to api.example: 403 Forbidden"
+        )
+        #expect(
+            try failure("HTTP/1.1 403 wrong password hunter2-Secret\r\n\r\n")
+                == "proxy_refused (api.example): the proxy at proxy:3128 refused the tunnel to api.example: 403 "
+                + "(the proxy's reason phrase is withheld: it repeats the proxy credentials)"
+        )
+    }
+}

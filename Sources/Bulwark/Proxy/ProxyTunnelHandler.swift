@@ -113,9 +113,14 @@ final class ProxyTunnelHandler: ChannelInboundHandler, RemovableChannelHandler {
                     guard trailing == 0 else { throw ProxyHandshakeFailure.bytesAfterTunnel(count: trailing) }
                     self.succeed(context: context)
                 case 407:
-                    throw ProxyHandshakeFailure.httpAuthRequired(challenges: head.challenges)
+                    throw ProxyHandshakeFailure.httpAuthRequired(
+                        challenges: head.challenges.map { self.repeatsCredentials($0) ? "(withheld)" : $0 }
+                    )
                 default:
-                    throw ProxyHandshakeFailure.httpRefused(status: head.status, reason: head.reason)
+                    let reason =
+                        self.repeatsCredentials(head.reason)
+                        ? "(the proxy's reason phrase is withheld: it repeats the proxy credentials)" : head.reason
+                    throw ProxyHandshakeFailure.httpRefused(status: head.status, reason: reason)
                 }
             case .socks5(var handshake):
                 let action = try handshake.receive(bytes)
@@ -157,6 +162,30 @@ final class ProxyTunnelHandler: ChannelInboundHandler, RemovableChannelHandler {
         self.done = true
         context.pipeline.syncOperations.removeHandler(context: context, promise: nil)
         self.promise.succeed()
+    }
+
+    /// Whether `text`, sent by the proxy, holds the password or the `Basic` token of the credentials sent to it. Such
+    /// text is withheld from errors: a proxy (or, for a plain `http://` proxy, anyone on the path) that reflects them
+    /// must not carry a secret into errors and logs.
+    private func repeatsCredentials(_ text: String) -> Bool {
+        guard let credentials = self.credentials, !text.isEmpty else { return false }
+        let shown = Array(text.utf8)
+        let password = credentials.withUsernameAndPassword { _, password in Self.contains(shown, password) }
+        if password == true { return true }
+        var token = ByteBuffer()
+        _ = credentials.withBasicBytes { Base64Writer.write($0, into: &token) }
+        defer { token.setRepeatingByte(0, count: token.writerIndex, at: 0) }
+        return token.withUnsafeReadableBytes { Self.contains(shown, $0) }
+    }
+
+    private static func contains(_ text: [UInt8], _ secret: UnsafeRawBufferPointer) -> Bool {
+        guard !secret.isEmpty, secret.count <= text.count else { return false }
+        for start in 0...(text.count - secret.count) {
+            var index = 0
+            while index < secret.count, text[start + index] == secret[index] { index += 1 }
+            if index == secret.count { return true }
+        }
+        return false
     }
 
     private func fail(context: ChannelHandlerContext, _ error: any Error) {
