@@ -351,8 +351,11 @@ struct ProxyTextInErrorsTests {
         try channel.writeInbound(ByteBuffer(string: answer))
         var text = ""
         promise.futureResult.whenFailure { error in
-            text = (error as? ProxyHandshakeFailure).map { "\($0.error(host: "api.example", proxy: "proxy:3128"))" }
-                ?? "\(error)"
+            if let failure = error as? ProxyHandshakeFailure {
+                text = "\(failure.error(host: "api.example", proxy: "proxy:3128"))"
+            } else {
+                text = "\(error)"
+            }
         }
         _ = try? channel.finish()
         return text

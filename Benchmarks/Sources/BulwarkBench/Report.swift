@@ -104,6 +104,9 @@ struct Machine: Sendable {
     let cores: Int
     let memoryGiB: Double
     let cpu: String
+    /// The CPU features that change the measured code paths: AES and SHA instructions (TLS record and handshake
+    /// hashing in BoringSSL), AVX2 and AVX-512 (BoringSSL's P-256 and AES-GCM paths, Bulwark's vector encoders).
+    let cpuFlags: String
     let kernel: String
     let swiftVersion: String
     let loadAverageAtStart: String
@@ -120,6 +123,16 @@ struct Machine: Sendable {
             cpuinfo.split(separator: "\n").first { $0.hasPrefix("model name") }
             .map { $0.split(separator: ":", maxSplits: 1).last?.trimmingCharacters(in: .whitespaces) ?? "" }
             ?? "unknown"
+        let present = Set(
+            cpuinfo.split(separator: "\n").first { $0.hasPrefix("flags") }
+                .map { $0.split(separator: " ").map(String.init) } ?? []
+        )
+        let named: [(flag: String, label: String)] = [
+            ("aes", "AES-NI"), ("vaes", "VAES"), ("sha_ni", "SHA-NI"), ("avx2", "AVX2"), ("bmi2", "BMI2"),
+            ("adx", "ADX"), ("avx512f", "AVX-512F"), ("avx512bw", "AVX-512BW"), ("avx512vbmi", "AVX-512 VBMI"),
+            ("avx512_vbmi2", "AVX-512 VBMI2"),
+        ]
+        let flags = named.filter { present.contains($0.flag) }.map(\.label)
         var name = utsname()
         uname(&name)
         let kernel = withUnsafeBytes(of: &name.release) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
@@ -128,6 +141,7 @@ struct Machine: Sendable {
             cores: ProcessInfo.processInfo.activeProcessorCount,
             memoryGiB: Double(ProcessInfo.processInfo.physicalMemory) / Double(1 << 30),
             cpu: cpu,
+            cpuFlags: flags.isEmpty ? "none of AES-NI, SHA-NI, AVX2, AVX-512" : flags.joined(separator: ", "),
             kernel: "Linux \(kernel)",
             swiftVersion: options.swiftVersion ?? "unknown",
             loadAverageAtStart: Self.loadAverage(),
@@ -151,6 +165,7 @@ struct Machine: Sendable {
             ("cores", .int(self.cores)),
             ("memory_gib", .number((self.memoryGiB * 10).rounded() / 10)),
             ("cpu", .string(self.cpu)),
+            ("cpu_flags", .string(self.cpuFlags)),
             ("os", .string(self.kernel)),
             ("swift_version", .string(self.swiftVersion)),
             ("load_average_start", .string(self.loadAverageAtStart)),
@@ -167,7 +182,7 @@ struct Machine: Sendable {
 func renderMarkdown(machine: Machine, results: [BenchResult], notes: [String]) -> String {
     var lines: [String] = []
     lines.append(
-        "Machine: \(machine.cores) cores (\(machine.cpu)), \(format(machine.memoryGiB, digits: 1)) GiB, \(machine.kernel), "
+        "Machine: \(machine.cores) cores (\(machine.cpu); \(machine.cpuFlags)), \(format(machine.memoryGiB, digits: 1)) GiB, \(machine.kernel), "
             + "\(machine.swiftVersion). Mode: \(machine.mode), \(machine.rounds) alternating rounds, "
             + "\(format(machine.legSeconds, digits: 1)) s legs. Event loops \(machine.eventLoops). Load average: \(machine.loadAverageAtStart) at start, "
             + "\(machine.loadAverageAtEnd) at end. \(machine.date)."
