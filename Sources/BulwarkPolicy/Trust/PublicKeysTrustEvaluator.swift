@@ -92,23 +92,24 @@ public struct PublicKeysTrustEvaluator: ServerTrustEvaluating {
             return .refused(refusal)
         case .success(let verified):
             // By index: a lazy map over the chain copied every certificate it looked at.
-            var match: (certificate: Certificate, pin: Pin)?
+            var match: (index: Int, pin: Pin)?
             for index in verified.indices {
                 if let pin = self.matchingPin(in: verified, at: index) {
-                    match = (verified[index], pin)
+                    match = (index, pin)
                     break
                 }
             }
-            if let (pinned, pin) = match {
-                if self.pinsNameOneKey(matched: pinned, verified: verified) {
+            if let (matched, pin) = match {
+                if self.pinsNameOneKey(matched: verified[matched], verified: verified) {
+                    let key = Pin.publicKey(of: verified[matched])
                     let detail =
-                        "the pin set for \(host) names one key only (\(Pin.publicKey(of: pinned)) and the "
+                        "the pin set for \(host) names one key only (\(key) and the "
                         + "certificate pin of a certificate with that key); an enforcing pin set needs a backup pin "
                         + "for another key, so that losing this one does not lock every user out "
                         + "(allowSinglePin: true opts out)"
                     return ChainEvaluation.refused(.misconfigured(detail: detail), host: host, presented: chain)
                 }
-                let notice = TrustNotice.pinMatched(host: host, pin: pin, subject: pinned.subject)
+                let notice = TrustNotice.pinMatched(host: host, pin: pin, subject: verified[matched].subject)
                 return .trusted(
                     TrustedChain(
                         host: host,
