@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Instructions per handshake by owner, from one callgrind dump (see scripts/profile-newconn --instructions).
 
-usage: scripts/callgrind-owners.py DUMP N LABEL [--symbols BUILD_DIR|FILE] [--functions K]
+usage: scripts/callgrind-owners.py DUMP N LABEL [--symbols BUILD_DIR|FILE] [--functions K] [--owner NAME]
        scripts/callgrind-owners.py - 0 - --symbols BUILD_DIR --save-symbols FILE
 
 DUMP was written with --compress-strings=no --compress-pos=no. Each function is attributed to an owner:
@@ -13,7 +13,8 @@ DUMP was written with --compress-strings=no --compress-pos=no. Each function is 
   name in both copies of BoringSSL is counted as "BoringSSL (either copy)"; a specialization that several Swift
   modules emit is handed to its callers like the runtime's functions (below).
 - otherwise by the source file of the code that ran it (fi=/fe= for inlined code from a package).
-Functions of shared libraries are attributed by their object (the Swift runtime's and libc's). The column "with
+--functions K lists the K functions that cost most (with --owner NAME, only those of owners whose name starts with
+NAME, e.g. Bulwark). Functions of shared libraries are attributed by their object (the Swift runtime's and libc's). The column "with
 runtime" hands the runtime's and libc's own instructions (retain/release, allocation, copies, hashing) up the call
 graph to the first caller that has an owner, in proportion to each caller's share of the callee's inclusive cost.
 """
@@ -118,6 +119,11 @@ def main():
     args = sys.argv[1:]
     functions = 0
     symbols = {}
+    only_owner = None
+    if "--owner" in args:
+        index = args.index("--owner")
+        only_owner = args[index + 1]
+        del args[index : index + 2]
     if "--functions" in args:
         index = args.index("--functions")
         functions = int(args[index + 1])
@@ -232,8 +238,14 @@ def main():
         if self_cost.get(owner):
             print(f"   {self_cost[owner] / count:12,.0f}  {'':>12}  {owner} (own, handed to callers above)")
     if functions:
-        print(f"   top {functions} functions of an owner, with the runtime's and shared code's work handed to them:")
-        for name, cost in function_with_runtime.most_common(functions):
+        which = f"of {only_owner}" if only_owner else "of an owner"
+        print(f"   top {functions} functions {which}, with the runtime's and shared code's work handed to them:")
+        ranked = [
+            (name, cost)
+            for name, cost in function_with_runtime.most_common()
+            if only_owner is None or (function_owner.get(name) or "").startswith(only_owner)
+        ]
+        for name, cost in ranked[:functions]:
             print(f"   {cost / count:12,.0f}  [{function_owner.get(name)}] {name[:200]}")
 
 if __name__ == "__main__":

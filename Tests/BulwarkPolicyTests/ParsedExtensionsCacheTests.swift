@@ -114,4 +114,76 @@ struct ParsedExtensionsCacheTests {
             #expect(ParsedExtensions.of(leaf) === decoded)
         }
     }
+
+    /// The web PKI verdicts remembered with a certificate are those of the checks themselves, in every place of a
+    /// path and with each option.
+    @Test func rememberedWebPKIVerdictsAreTheChecksOwn() {
+        for certificate in Self.certificates {
+            let parsed = ParsedExtensions(certificate)
+            let verdicts = parsed.webPKI
+            #expect(verdicts.key == WebPKIPolicy.checkKey(certificate))
+            #expect(verdicts.serial == WebPKIPolicy.checkSerial(certificate))
+            #expect(
+                verdicts.leafRequiringServerAuth
+                    == WebPKIPolicy.checkLeaf(certificate, parsed, requireServerAuth: true)
+            )
+            #expect(
+                verdicts.leafNotRequiringServerAuth
+                    == WebPKIPolicy.checkLeaf(certificate, parsed, requireServerAuth: false)
+            )
+            #expect(verdicts.intermediate == WebPKIPolicy.checkIntermediate(certificate, parsed))
+            #expect(
+                verdicts.anchorEnforcingRootProfile
+                    == WebPKIPolicy.checkAnchor(certificate, parsed, enforcesRootProfile: true)
+            )
+            #expect(
+                verdicts.anchorNotEnforcingRootProfile
+                    == WebPKIPolicy.checkAnchor(certificate, parsed, enforcesRootProfile: false)
+            )
+        }
+    }
+
+    /// Keys over the same memory are equal without a comparison; keys over other memory are equal only when every
+    /// byte is, even when the hashed bytes agree.
+    @Test func bytesKeysCompareEveryByte() {
+        let bytes: [UInt8] = Array(0..<100)
+        var changedInTheMiddle = bytes
+        changedInTheMiddle[50] ^= 1
+        for hashed in [CertificateBytesKey.HashedBytes.first, .last] {
+            let key = CertificateBytesKey(bytes[...], hashing: hashed)
+            #expect(key == CertificateBytesKey(bytes[...], hashing: hashed))
+            #expect(key == CertificateBytesKey(Array(bytes)[...], hashing: hashed))
+            let other = CertificateBytesKey(changedInTheMiddle[...], hashing: hashed)
+            #expect(key.hashValue == other.hashValue)
+            #expect(key != other)
+            #expect(key != CertificateBytesKey(bytes.dropLast(), hashing: hashed))
+            let short = CertificateBytesKey([1, 2][...], hashing: hashed)
+            #expect(short != CertificateBytesKey([1, 3][...], hashing: hashed))
+        }
+    }
+
+    /// A presented chain's intermediates' store is built once for the same certificates, and afresh for a chain
+    /// parsed again or with other intermediates; it holds exactly the presented intermediates.
+    @Test func intermediatesStoreIsKeptWithTheParsedChain() async throws {
+        let cache = PresentedIntermediatesCache()
+        let chain = Chains[.valid]
+        let presented = chain.presentedChain
+        #expect(presented.count == 2)
+        let store = cache.store(forIntermediatesOf: presented)
+        #expect(store == CertificateStore(presented.dropFirst()))
+        #expect(cache.count == 1)
+        // The same certificates again (as a client's parse cache hands them out): no new entry.
+        #expect(cache.store(forIntermediatesOf: Array(presented)) == store)
+        #expect(cache.count == 1)
+        // The same bytes parsed again are other memory: a store of their own, with the same contents.
+        let reparsed = try presented.map { try Certificate(derEncoded: $0.derBytes) }
+        #expect(cache.store(forIntermediatesOf: reparsed) == store)
+        #expect(cache.count == 2)
+        // Another chain's intermediates.
+        let other = Chains[.wrongHost].presentedChain
+        #expect(cache.store(forIntermediatesOf: other) == CertificateStore(other.dropFirst()))
+        // A leaf alone has no intermediates, and is not remembered.
+        #expect(cache.store(forIntermediatesOf: [presented[0]]) == CertificateStore())
+        #expect(cache.count <= 3)
+    }
 }

@@ -9,33 +9,12 @@ import X509
 /// Only the decoding is reused: a `Certificate` is a pure function of its bytes, and every handshake still gets the
 /// full evaluation (path building, every signature, policy, pins, host name). Bounded: at most `capacity`
 /// certificates of at most `maximumBytes` each; the least recently used one is evicted first. Certificates that do
-/// not parse are not remembered.
+/// not parse are not remembered. Keys are ``CertificateBytesKey``s hashing the last bytes of the DER (the end of
+/// the signature).
 final class CertificateParseCache: Sendable {
-    /// DER bytes. Equal only when every byte is (compared with `memcmp`); hashed by their length and their last 24
-    /// bytes, the end of the signature, which differ between any two certificates signed by real keys: hashing all
-    /// of them cost more than the rest of the lookup. Crafted certificates that share their last bytes only share a
-    /// bucket of this bounded map, and are still told apart by the comparison.
-    private struct DER: Hashable, Sendable {
-        let bytes: [UInt8]
-
-        func hash(into hasher: inout Hasher) {
-            hasher.combine(self.bytes.count)
-            self.bytes.withUnsafeBytes { CacheKeyWords.combine(last: 24, of: $0, into: &hasher) }
-        }
-
-        static func == (lhs: DER, rhs: DER) -> Bool {
-            lhs.bytes.withUnsafeBytes { left in
-                rhs.bytes.withUnsafeBytes { right in
-                    left.count == right.count
-                        && (left.count == 0 || memcmp(left.baseAddress!, right.baseAddress!, left.count) == 0)
-                }
-            }
-        }
-    }
-
     let capacity: Int
     let maximumBytes: Int
-    private let entries: LockedValue<LeastRecentlyUsed<DER, Certificate>>
+    private let entries: LockedValue<LeastRecentlyUsed<CertificateBytesKey, Certificate>>
 
     init(capacity: Int = 64, maximumBytes: Int = 16 * 1024) {
         self.capacity = capacity
@@ -51,7 +30,7 @@ final class CertificateParseCache: Sendable {
         guard self.capacity > 0, der.count <= self.maximumBytes else {
             return try Certificate(derEncoded: der)
         }
-        let key = DER(bytes: der)
+        let key = CertificateBytesKey(der[...], hashing: .last)
         if let remembered = self.entries.withLock({ $0.value(forKey: key) }) {
             return remembered
         }

@@ -34,7 +34,9 @@ struct ChainVerifier: Sendable {
                 enforcesRootProfile: self.options.enforcesRootProfile
             )
         }
-        let result = await verifier.validate(leaf: leaf, intermediates: CertificateStore(presented.dropFirst()))
+        // The intermediates' store is kept with the presented chain: building it hashes every name again.
+        let intermediates = PresentedIntermediatesCache.shared.store(forIntermediatesOf: presented)
+        let result = await verifier.validate(leaf: leaf, intermediates: intermediates)
         switch result {
         case .validCertificate(let chain):
             return .verified(Array(chain))

@@ -10,16 +10,20 @@ enum NameConstraintChecks {
     /// would take more than ``maximumComparisons``. Run before swift-certificates' own name-constraint check
     /// (see ``NameConstraintBudgetPolicy``), which has no such limit.
     static func budgetFailure(_ chain: some Collection<Certificate>) -> String? {
-        guard let leaf = chain.first else { return nil }
+        guard !chain.isEmpty else { return nil }
         // First a bound from the encoded sizes alone, with nothing parsed: a GeneralSubtree takes at least four
         // bytes and a GeneralName at least two, so chains far below the budget (all real ones) stop here.
+        // By index: iterating hands out a whole copy of each certificate, and this runs for every candidate path.
         var subtreeBound = 0
-        for certificate in chain.dropFirst() {
-            if let constraints = certificate.extensions[oid: .X509ExtensionID.nameConstraints] {
+        var index = chain.index(after: chain.startIndex)
+        while index != chain.endIndex {
+            if let constraints = chain[index].extensions[oid: .X509ExtensionID.nameConstraints] {
                 subtreeBound += constraints.value.count / 4
             }
+            index = chain.index(after: index)
         }
         guard subtreeBound > 0 else { return nil }
+        let leaf = chain[chain.startIndex]
         let nameBound =
             (leaf.extensions[oid: .X509ExtensionID.subjectAlternativeName]?.value.count ?? 0) / 2
             + leaf.subject.reduce(0) { $0 + $1.count }
@@ -41,26 +45,25 @@ enum NameConstraintChecks {
         return nil
     }
 
-    /// The rules beyond the budget; `chain` is leaf first, anchor last.
-    static func check(_ chain: some RandomAccessCollection<Certificate>) -> String? {
-        guard let leaf = chain.first else { return nil }
-        for certificate in chain.dropFirst() {
-            // Most CAs have no name constraints: look for the extension before anything else.
-            guard certificate.extensions[oid: .X509ExtensionID.nameConstraints] != nil,
-                let constraints = try? ParsedExtensions.of(certificate).nameConstraints.get()
-            else { continue }
+    /// The rules beyond the budget; `chain` is leaf first, anchor last, and `parsed` holds the decoded extensions
+    /// of each of its certificates, in the same order.
+    static func check(_ chain: UnverifiedCertificateChain, parsed: [ParsedExtensions]) -> String? {
+        guard parsed.count == chain.count, parsed.count > 1 else { return nil }
+        for index in 1..<parsed.count {
+            // An absent extension decodes to nil: most CAs have none, and nothing else is read for them.
+            guard let constraints = try? parsed[index].nameConstraints.get() else { continue }
+            let subject = chain[index].subject
             if constraints.permittedSubtrees.isEmpty && constraints.excludedSubtrees.isEmpty {
-                return "\(certificate.subject): name constraints with neither permitted nor excluded subtrees"
+                return "\(subject): name constraints with neither permitted nor excluded subtrees"
             }
             for case .dnsName(let name) in constraints.permittedSubtrees + constraints.excludedSubtrees
             where name.hasPrefix(".") {
-                return "\(certificate.subject): DNS name constraint \"\(name)\" has a leading period"
+                return "\(subject): DNS name constraint \"\(name)\" has a leading period"
             }
-            let leafNames = (try? ParsedExtensions.of(leaf).subjectAlternativeNames.get()) ?? SubjectAlternativeNames()
+            let leafNames = (try? parsed[0].subjectAlternativeNames.get()) ?? SubjectAlternativeNames()
             for case .dnsName(let excluded) in constraints.excludedSubtrees {
                 for case .dnsName(let name) in leafNames where Self.wildcard(name, covers: excluded) {
-                    return
-                        "\(certificate.subject): excluded name \"\(excluded)\" is covered by the wildcard \"\(name)\""
+                    return "\(subject): excluded name \"\(excluded)\" is covered by the wildcard \"\(name)\""
                 }
             }
         }

@@ -5,38 +5,17 @@ import X509
 /// holds the extensions): a server presents the same leaf and intermediates on every connection, and decoding their
 /// extensions is most of what the web PKI checks cost.
 ///
-/// Only decoding is reused, never a verdict: every check runs on every evaluation. Bounded: at most `capacity`
+/// Only decoding, and ``WebPKIPolicy``'s verdicts on a single certificate (which read nothing but these bytes), are
+/// reused, never a decision about a path: every path is checked on every evaluation. Bounded: at most `capacity`
 /// certificates whose `TBSCertificate` is at most `maximumBytes` long (a larger one is decoded every time); the
-/// least recently used one is evicted first. One instance, ``shared``, serves the process; it is thread-safe.
+/// least recently used one is evicted first. One instance, ``shared``, serves the process; it is thread-safe. Keys
+/// are ``CertificateBytesKey``s hashing the first bytes of the `TBSCertificate` (its serial number).
 final class ParsedExtensionsCache: Sendable {
-    /// `TBSCertificate` bytes. Equal only when every byte is; hashed by their length and their first 24 bytes
-    /// (the version and the serial number), which differ between certificates of one CA: the web PKI checks look
-    /// a certificate up several times per handshake, and hashing every byte cost more than the rest of the lookup.
-    /// Crafted certificates that share their first bytes only share a bucket of this bounded map, and are still
-    /// told apart by the comparison.
-    private struct Key: Hashable {
-        let bytes: ArraySlice<UInt8>
-
-        func hash(into hasher: inout Hasher) {
-            hasher.combine(self.bytes.count)
-            self.bytes.withUnsafeBytes { CacheKeyWords.combine(first: 24, of: $0, into: &hasher) }
-        }
-
-        static func == (lhs: Key, rhs: Key) -> Bool {
-            lhs.bytes.withUnsafeBytes { left in
-                rhs.bytes.withUnsafeBytes { right in
-                    left.count == right.count
-                        && (left.count == 0 || memcmp(left.baseAddress!, right.baseAddress!, left.count) == 0)
-                }
-            }
-        }
-    }
-
     static let shared = ParsedExtensionsCache()
 
     let capacity: Int
     let maximumBytes: Int
-    private let entries: LockedValue<LeastRecentlyUsed<Key, ParsedExtensions>>
+    private let entries: LockedValue<LeastRecentlyUsed<CertificateBytesKey, ParsedExtensions>>
 
     init(capacity: Int = 128, maximumBytes: Int = 16 * 1024) {
         self.capacity = capacity
@@ -50,13 +29,22 @@ final class ParsedExtensionsCache: Sendable {
     /// `ParsedExtensions(certificate)`, from memory when a certificate with the same `TBSCertificate` bytes was
     /// decoded before.
     func extensions(of certificate: Certificate) -> ParsedExtensions {
-        let bytes = certificate.tbsCertificateBytes
-        guard self.capacity > 0, bytes.count <= self.maximumBytes else { return ParsedExtensions(certificate) }
-        let key = Key(bytes: bytes)
+        self.extensions(tbsCertificateBytes: certificate.tbsCertificateBytes) { certificate }
+    }
+
+    /// ``extensions(of:)`` of the certificate whose `TBSCertificate` is `bytes`, which `certificate` hands out
+    /// only when the extensions must be decoded: fetching a `Certificate` out of a collection copies the whole
+    /// value (two dozen references), and a lookup that finds the bytes needs nothing else.
+    func extensions(
+        tbsCertificateBytes bytes: ArraySlice<UInt8>,
+        certificate: () -> Certificate
+    ) -> ParsedExtensions {
+        guard self.capacity > 0, bytes.count <= self.maximumBytes else { return ParsedExtensions(certificate()) }
+        let key = CertificateBytesKey(bytes, hashing: .first)
         if let remembered = self.entries.withLock({ $0.value(forKey: key) }) {
             return remembered
         }
-        let parsed = ParsedExtensions(certificate)
+        let parsed = ParsedExtensions(certificate())
         self.entries.withLock { $0.insert(parsed, forKey: key) }
         return parsed
     }

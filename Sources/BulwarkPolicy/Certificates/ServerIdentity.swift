@@ -8,8 +8,10 @@ import X509
 ///   never covers a single-label base (`*.com`).
 /// - An IP address host matches only an IP address SAN with the same bytes, never a DNS name.
 enum ServerIdentity {
-    /// `nil` when `leaf` is valid for `host`; otherwise the reason.
-    static func check(_ leaf: Certificate, host: String) -> TrustFailureReason? {
+    /// `nil` when the leaf, the first certificate of a non-empty `chain`, is valid for `host`; otherwise the
+    /// reason. The leaf is copied out of the chain only to name its subject alternative names when they do not
+    /// match (a `Certificate` copy retains two dozen references, and this runs on every handshake).
+    static func check(leafOf chain: some RandomAccessCollection<Certificate>, host: String) -> TrustFailureReason? {
         let canonical: String
         do {
             canonical = try HostName.canonicalize(host)
@@ -18,7 +20,7 @@ enum ServerIdentity {
         }
         let names: SubjectAlternativeNames
         do {
-            guard let parsed = try ParsedExtensions.of(leaf).subjectAlternativeNames.get() else {
+            guard let parsed = try ParsedExtensions.of(chain, at: chain.startIndex).subjectAlternativeNames.get() else {
                 return .hostnameMismatch(host: canonical, names: [])
             }
             names = parsed
@@ -34,7 +36,7 @@ enum ServerIdentity {
                 return nil
             }
         }
-        return .hostnameMismatch(host: canonical, names: leaf.subjectAlternativeNameStrings)
+        return .hostnameMismatch(host: canonical, names: chain[chain.startIndex].subjectAlternativeNameStrings)
     }
 
     /// Whether a SAN DNS name matches a canonical (lower-case, no trailing dot) host.

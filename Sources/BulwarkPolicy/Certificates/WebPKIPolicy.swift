@@ -32,37 +32,51 @@ struct WebPKIPolicy: VerifierPolicy {
     var enforcesRootProfile: Bool = false
 
     func chainMeetsPolicyRequirements(chain: UnverifiedCertificateChain) -> PolicyEvaluationResult {
-        let certificates = chain
-        if let maximumIntermediates, certificates.count > 2 {
-            let counted = certificates[1..<(certificates.count - 1)].filter { $0.issuer != $0.subject }.count
+        // By index, not `for certificate in chain`: the chain's iterator hands out whole copies of each
+        // `Certificate` (two dozen references retained and released), and this runs for every candidate path of
+        // every handshake. The per-certificate checks were run once per certificate (`ParsedExtensions.webPKI`).
+        let count = chain.count
+        if let maximumIntermediates, count > 2 {
+            var intermediates = 0
+            for index in 1..<(count - 1) where chain[index].issuer != chain[index].subject {
+                intermediates += 1
+            }
+            let counted = intermediates
             if counted > maximumIntermediates {
                 return .failsToMeetPolicy(
                     reason: "path with \(counted) intermediates exceeds the limit of \(maximumIntermediates)"
                 )
             }
         }
-        for (index, certificate) in certificates.enumerated() {
-            let isAnchor = index == certificates.count - 1
-            if let failure = Self.checkKey(certificate)
-                ?? (isAnchor ? nil : Self.checkSerial(certificate) ?? Self.checkSignatureAlgorithm(certificate))
+        var parsedChain: [ParsedExtensions] = []
+        parsedChain.reserveCapacity(count)
+        for index in 0..<count {
+            let isAnchor = index == count - 1
+            let parsed = ParsedExtensions.of(chain, at: index)
+            let verdicts = parsed.webPKI
+            if let failure = verdicts.key
+                ?? (isAnchor ? nil : verdicts.serial ?? Self.checkSignatureAlgorithm(chain[index].signatureAlgorithm))
             {
-                return .failsToMeetPolicy(reason: "\(certificate.subject): \(failure)")
+                return .failsToMeetPolicy(reason: "\(chain[index].subject): \(failure)")
             }
-            guard certificates.count > 1 else { break }
-            let parsed = ParsedExtensions.of(certificate)
+            guard count > 1 else { break }
             let failure: String?
             if index == 0 {
-                failure = self.checkLeaf(certificate, parsed)
+                failure =
+                    self.requireServerAuth ? verdicts.leafRequiringServerAuth : verdicts.leafNotRequiringServerAuth
             } else if isAnchor {
-                failure = Self.checkAnchor(certificate, parsed, enforcesRootProfile: self.enforcesRootProfile)
+                failure =
+                    self.enforcesRootProfile
+                    ? verdicts.anchorEnforcingRootProfile : verdicts.anchorNotEnforcingRootProfile
             } else {
-                failure = Self.checkIntermediate(certificate, parsed)
+                failure = verdicts.intermediate
             }
             if let failure {
-                return .failsToMeetPolicy(reason: "\(certificate.subject): \(failure)")
+                return .failsToMeetPolicy(reason: "\(chain[index].subject): \(failure)")
             }
+            parsedChain.append(parsed)
         }
-        if certificates.count > 1, let failure = NameConstraintChecks.check(certificates) {
+        if count > 1, let failure = NameConstraintChecks.check(chain, parsed: parsedChain) {
             return .failsToMeetPolicy(reason: failure)
         }
         return .meetsPolicy
@@ -81,8 +95,12 @@ struct WebPKIPolicy: VerifierPolicy {
     /// collisions are practical, and the CA/Browser Forum has forbidden it since 2016. swift-certificates still
     /// verifies SHA-1 with RSA (it refuses SHA-1 with ECDSA when parsing).
     static func checkSignatureAlgorithm(_ certificate: Certificate) -> String? {
-        CertificateProblems.refusedSignatureAlgorithmName(certificate.signatureAlgorithm)
-            .map { "signed with \($0), which is not accepted" }
+        Self.checkSignatureAlgorithm(certificate.signatureAlgorithm)
+    }
+
+    /// ``checkSignatureAlgorithm(_:)`` of a certificate signed with `algorithm`.
+    static func checkSignatureAlgorithm(_ algorithm: Certificate.SignatureAlgorithm) -> String? {
+        CertificateProblems.refusedSignatureAlgorithmName(algorithm).map { "signed with \($0), which is not accepted" }
     }
 
     static func checkKey(_ certificate: Certificate) -> String? {
@@ -95,9 +113,9 @@ struct WebPKIPolicy: VerifierPolicy {
         return nil
     }
 
-    func checkLeaf(_ certificate: Certificate, _ parsed: ParsedExtensions) -> String? {
+    static func checkLeaf(_ certificate: Certificate, _ parsed: ParsedExtensions, requireServerAuth: Bool) -> String? {
         let extensions = certificate.extensions
-        if self.requireServerAuth {
+        if requireServerAuth {
             guard let ekuExtension = extensions[oid: .X509ExtensionID.extendedKeyUsage] else {
                 return "no extended key usage (serverAuth is required)"
             }

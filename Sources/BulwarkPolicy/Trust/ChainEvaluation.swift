@@ -20,7 +20,7 @@ enum ChainEvaluation {
         case .verified(let certificates): verified = certificates
         case .failed(let failures): reasons = failures
         }
-        if validateHost, let leaf = chain.first, let mismatch = ServerIdentity.check(leaf, host: host) {
+        if validateHost, !chain.isEmpty, let mismatch = ServerIdentity.check(leafOf: chain, host: host) {
             reasons.insert(mismatch, at: 0)
         }
         if reasons.isEmpty {

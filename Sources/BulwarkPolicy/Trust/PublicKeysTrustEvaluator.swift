@@ -91,18 +91,25 @@ public struct PublicKeysTrustEvaluator: ServerTrustEvaluating {
             }
             return .refused(refusal)
         case .success(let verified):
-            if let (pinned, pin) = verified.lazy.compactMap({ certificate in
-                self.matchingPin(for: certificate).map { (certificate, $0) }
-            }).first {
-                if self.pinsNameOneKey(matched: pinned, verified: verified) {
+            // By index: a lazy map over the chain copied every certificate it looked at.
+            var match: (index: Int, pin: Pin)?
+            for index in verified.indices {
+                if let pin = self.matchingPin(in: verified, at: index) {
+                    match = (index, pin)
+                    break
+                }
+            }
+            if let (matched, pin) = match {
+                if self.pinsNameOneKey(matched: verified[matched], verified: verified) {
+                    let key = Pin.publicKey(of: verified[matched])
                     let detail =
-                        "the pin set for \(host) names one key only (\(Pin.publicKey(of: pinned)) and the "
+                        "the pin set for \(host) names one key only (\(key) and the "
                         + "certificate pin of a certificate with that key); an enforcing pin set needs a backup pin "
                         + "for another key, so that losing this one does not lock every user out "
                         + "(allowSinglePin: true opts out)"
                     return ChainEvaluation.refused(.misconfigured(detail: detail), host: host, presented: chain)
                 }
-                let notice = TrustNotice.pinMatched(host: host, pin: pin, subject: pinned.subject)
+                let notice = TrustNotice.pinMatched(host: host, pin: pin, subject: verified[matched].subject)
                 return .trusted(
                     TrustedChain(
                         host: host,
@@ -135,10 +142,19 @@ public struct PublicKeysTrustEvaluator: ServerTrustEvaluating {
     /// The configured pin `certificate` carries, if any. Each digest is computed at most once: this runs in every
     /// handshake. The key's digest is the one remembered with the certificate's decoded extensions.
     private func matchingPin(for certificate: Certificate) -> Pin? {
-        let keyPin = ParsedExtensions.of(certificate).publicKeyPin
+        self.matchingPin(in: CollectionOfOne(certificate), at: CollectionOfOne(certificate).startIndex)
+    }
+
+    /// ``matchingPin(for:)`` of `certificates[index]`, without copying the certificate out of the collection
+    /// unless a certificate pin must be computed.
+    private func matchingPin<Certificates: RandomAccessCollection<Certificate>>(
+        in certificates: Certificates,
+        at index: Certificates.Index
+    ) -> Pin? {
+        let keyPin = ParsedExtensions.of(certificates, at: index).publicKeyPin
         if self.pinSet.pins.contains(keyPin) { return keyPin }
         guard self.pinSet.pins.contains(where: { $0.kind == .certificate }) else { return nil }
-        let certificatePin = Pin.certificate(of: certificate)
+        let certificatePin = Pin.certificate(of: certificates[index])
         return self.pinSet.pins.contains(certificatePin) ? certificatePin : nil
     }
 
