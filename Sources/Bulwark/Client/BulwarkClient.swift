@@ -162,14 +162,22 @@ public final class BulwarkClient: Sendable {
         deadline: NIODeadline? = nil,
         logger: Logger? = nil
     ) async throws -> BulwarkResponse {
-        let executor = try self.executor.get()
-        try self.inFlight.enter()
+        let executor = try self.enter()
         defer { self.inFlight.leave() }
         return try await executor.execute(
             request,
             deadline: deadline,
             logger: logger ?? self.backgroundActivityLogger
         )
+    }
+
+    /// The executor, once the request is counted in flight. Not inlined: its temporaries (the result, the error)
+    /// then live on the thread's stack, not in the async frame that every request in flight keeps.
+    @inline(never)
+    private func enter() throws -> RequestExecutor {
+        let executor = try self.executor.get()
+        try self.inFlight.enter()
+        return executor
     }
 
     /// Sends a request with a time limit for the whole exchange; see ``execute(_:deadline:logger:)``.

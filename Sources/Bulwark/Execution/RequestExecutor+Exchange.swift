@@ -21,31 +21,13 @@ extension RequestExecutor {
         var retried = false
         let proxy = try self.proxies.route(for: target)
         while true {
-            // Chosen anew for each attempt: a client identity replaced meanwhile retires the keys made with the old
-            // one, and a request asking for such a key is told to choose again.
-            let identity = self.identities.identity(scheme: target.scheme, host: target.host)
-            let key = ConnectionPool.Key(
-                scheme: target.scheme,
-                host: target.host,
-                port: target.port,
-                identity: identity,
-                policyGeneration: self.policy?.generation ?? 0,
-                proxy: proxy
-            )
+            let key = self.poolKey(for: target, proxy: proxy)
             var acquired = try await self.pool.acquire(key, deadline: deadline)
             if case .stale = acquired, self.keepsReplacedPolicy(key) {
                 acquired = try await self.pool.acquire(key, deadline: deadline, evenIfRetired: true)
             }
-            switch acquired {
-            case .stale:
+            if self.choosesAgain(after: acquired, key: key, target: target) {
                 continue
-            case .connect where self.identities.identity(scheme: target.scheme, host: target.host) != identity:
-                // Replaced between the choice and the slot (and the key already forgotten): no connection is made
-                // with an identity that is no longer current.
-                self.pool.connectFailed(key)
-                continue
-            case .connect, .leased:
-                break
             }
             let written = NIOLockedValueBox(false)
             // The exchange is in flight until it completes (on success, when its response body has ended).
@@ -62,18 +44,61 @@ extension RequestExecutor {
                     registration: registration,
                     hop: hop
                 )
-            } catch let error as BulwarkError
-                where error.code == .remoteConnectionClosed && !retried && acquired.isReused
-                && self.mayRetry(request, written: written.withLockedValue { $0 })
-            {
-                // The server closed a keep-alive connection as the request went out: one fresh attempt.
-                registration.end()
-                retried = true
             } catch {
                 registration.end()
-                throw error
+                guard !retried, acquired.isReused, self.mayRetry(request, after: error, written: written) else {
+                    throw error
+                }
+                // The server closed a keep-alive connection as the request went out: one fresh attempt.
+                retried = true
             }
         }
+    }
+
+    /// The pool key of an attempt. Its client identity is chosen anew for each attempt: a client identity replaced
+    /// meanwhile retires the keys made with the old one, and a request asking for such a key is told to choose again.
+    /// Not inlined, as `begin` is not.
+    @inline(never)
+    private func poolKey(for target: RequestTarget, proxy: ProxyRoute?) -> ConnectionPool.Key {
+        ConnectionPool.Key(
+            scheme: target.scheme,
+            host: target.host,
+            port: target.port,
+            identity: self.identities.identity(scheme: target.scheme, host: target.host),
+            policyGeneration: self.policyGeneration,
+            proxy: proxy
+        )
+    }
+
+    /// Whether an attempt must choose its key again: the key was retired, or the client identity was replaced between
+    /// the choice and a slot for a new connection (the slot is then given back: no connection is made with an
+    /// identity that is no longer current). Not inlined, as `begin` is not.
+    @inline(never)
+    private func choosesAgain(
+        after acquired: ConnectionPool.Acquired,
+        key: ConnectionPool.Key,
+        target: RequestTarget
+    )
+        -> Bool
+    {
+        switch acquired {
+        case .stale:
+            return true
+        case .connect where self.identities.identity(scheme: target.scheme, host: target.host) != key.identity:
+            // Replaced between the choice and the slot (and the key already forgotten).
+            self.pool.connectFailed(key)
+            return true
+        case .connect, .leased:
+            return false
+        }
+    }
+
+    /// Whether `error`, of a request on a reused connection, is the server's close of that connection and the request
+    /// may be sent again (see ``mayRetry(_:written:)``). Not inlined, as `begin` is not.
+    @inline(never)
+    private func mayRetry(_ request: BulwarkRequest, after error: any Error, written: NIOLockedValueBox<Bool>) -> Bool {
+        guard let error = error as? BulwarkError, error.code == .remoteConnectionClosed else { return false }
+        return self.mayRetry(request, written: written.withLockedValue { $0 })
     }
 
     /// Whether a request that failed on a reused connection, closed under it, may be sent again on a new one: only
@@ -104,6 +129,20 @@ extension RequestExecutor {
         var version: String
     }
 
+    /// What `send` waits for once `begin` has set the exchange under way.
+    private struct Pending: Sendable {
+        /// The exchange started on its connection.
+        var started: EventLoopFuture<Started>
+        /// `started`, or the error that abandoned it first (cancellation, the deadline, a shutdown).
+        var ready: EventLoopPromise<Started>
+        /// Fails `ready` and gives a connection that completes later to the pool unused.
+        var abandon: @Sendable (BulwarkError) -> Void
+        /// The producer of a streamed request body.
+        var streamProducer: (@Sendable (BulwarkRequest.BodyWriter) async throws -> Void)?
+        /// The length the head declares, which a streamed body must match.
+        var declaredLength: Int?
+    }
+
     /// Sends `request` on the connection `acquired` names, or on a new one, and returns once the response head
     /// arrived.
     ///
@@ -115,6 +154,10 @@ extension RequestExecutor {
     /// Cancellation and the deadline end the wait at any stage: before the exchange started (while connecting or
     /// shaking hands) the request fails at once and a connection that completes later goes to the pool unused; once
     /// it started, the exchange fails and its connection closes.
+    ///
+    /// Everything up to the wait is synchronous and done by `begin`, which is not inlined: its temporaries (the head,
+    /// the closures, the connector's) then live on the thread's stack, not in this function's async frame, which
+    /// stays allocated for as long as the request is in flight.
     private func send(
         _ request: BulwarkRequest,
         target: RequestTarget,
@@ -126,6 +169,41 @@ extension RequestExecutor {
         registration: InFlightRequests.Registration,
         hop: HopTrace?
     ) async throws -> BulwarkResponse {
+        let pending = self.begin(
+            request,
+            target: target,
+            acquired: acquired,
+            key: key,
+            deadline: deadline,
+            credentialEpoch: credentialEpoch,
+            written: written,
+            registration: registration,
+            hop: hop
+        )
+        let host = target.host
+        return try await withTaskCancellationHandler {
+            try await self.response(to: request, target: target, identity: key.identity, pending: pending)
+        } onCancel: {
+            pending.abandon(BulwarkError(.cancelled, host: host))
+            // On the connection's event loop, once the exchange has started (at once if it has).
+            pending.started.whenSuccess { $0.handler.value.fail(BulwarkError(.cancelled, host: host)) }
+        }
+    }
+
+    /// Starts the exchange of `send`: on a pooled connection, or on a new one as soon as its handshake completes, on the connection's event loop; arms
+    /// the deadline and registers the exchange for a graceful shutdown.
+    @inline(never)
+    private func begin(
+        _ request: BulwarkRequest,
+        target: RequestTarget,
+        acquired: ConnectionPool.Acquired,
+        key: ConnectionPool.Key,
+        deadline: NIODeadline?,
+        credentialEpoch: Int?,
+        written: NIOLockedValueBox<Bool>,
+        registration: InFlightRequests.Registration,
+        hop: HopTrace?
+    ) -> Pending {
         let head = self.makeHead(request, target: target, proxy: key.proxy)
         let bodyBuffer: ByteBuffer?
         let streamProducer: (@Sendable (BulwarkRequest.BodyWriter) async throws -> Void)?
@@ -241,52 +319,104 @@ extension RequestExecutor {
             abandon(error)
             started.whenSuccess { $0.handler.value.fail(error) }
         }
-        return try await withTaskCancellationHandler {
-            let exchange: Started
-            let responseHead: HTTPResponseHead
-            let producer: ResponseBodyProducer
-            if let streamProducer {
-                exchange = try await ready.futureResult.get()
-                try await self.stream(
-                    streamProducer,
-                    declaredLength: declaredLength,
-                    through: exchange.handler,
-                    host: host
-                )
-                (responseHead, producer) = try await exchange.head.get()
-            } else {
-                (exchange, (responseHead, producer)) = try await ready.futureResult.flatMap { exchange in
-                    exchange.head.map { (exchange, $0) }
-                }.get()
-            }
-            var body = BulwarkResponse.Body(producer: producer, host: host)
-            if target.isTLS && ClientCertificateRefusalPage.mayBe(responseHead, method: request.method) {
-                // Perhaps nginx's page refusing the client certificate (a few hundred bytes, as declared): read it
-                // whole, and either fail as a TLS alert would, or give the page back as the body.
-                let page = try await body.collect(upTo: ClientCertificateRefusalPage.maximumLength)
-                if let refusal = ClientCertificateRefusalPage.refusal(in: page) {
-                    throw ClientCertificateRefusalPage.error(
-                        refusal,
-                        host: host,
-                        authority: HandshakeFailure.authority(host: host, port: target.port),
-                        identity: key.identity
-                    )
-                }
-                body = BulwarkResponse.Body(producer: nil, host: host, buffered: page)
-            }
-            return BulwarkResponse(
-                url: request.url,
-                status: responseHead.status,
-                headers: responseHead.headers,
-                httpVersion: HTTPVersion(alpnIdentifier: exchange.version) ?? .http1_1,
-                serverTrust: target.isTLS ? exchange.lease.connection.trust : nil,
-                body: body
-            )
-        } onCancel: {
-            abandon(BulwarkError(.cancelled, host: host))
-            // On the connection's event loop, once the exchange has started (at once if it has).
-            started.whenSuccess { $0.handler.value.fail(BulwarkError(.cancelled, host: host)) }
+        return Pending(
+            started: started,
+            ready: ready,
+            abandon: abandon,
+            streamProducer: streamProducer,
+            declaredLength: declaredLength
+        )
+    }
+
+    /// Waits for the exchange `pending` started (writing a streamed body meanwhile) and returns the response once its
+    /// head arrived.
+    private func response(
+        to request: BulwarkRequest,
+        target: RequestTarget,
+        identity: ClientIdentity?,
+        pending: Pending
+    ) async throws -> BulwarkResponse {
+        let host = target.host
+        let exchange: Started
+        let responseHead: HTTPResponseHead
+        let producer: ResponseBodyProducer
+        if let streamProducer = pending.streamProducer {
+            (exchange, responseHead, producer) = try await self.streamed(streamProducer, pending: pending, host: host)
+        } else {
+            (exchange, (responseHead, producer)) = try await pending.ready.futureResult.flatMap { exchange in
+                exchange.head.map { (exchange, $0) }
+            }.get()
         }
+        var body = BulwarkResponse.Body(producer: producer, host: host)
+        if target.isTLS && ClientCertificateRefusalPage.mayBe(responseHead, method: request.method) {
+            body = try await Self.refusalChecked(body, target: target, identity: identity)
+        }
+        return Self.response(url: request.url, head: responseHead, exchange: exchange, target: target, body: body)
+    }
+
+    /// The exchange of a request with a streamed body: waits for it to start, writes the body, and waits for the
+    /// response head. Not inlined: a request without a streamed body keeps no frame for it.
+    @inline(never)
+    private func streamed(
+        _ streamProducer: @Sendable (BulwarkRequest.BodyWriter) async throws -> Void,
+        pending: Pending,
+        host: String
+    ) async throws -> (Started, HTTPResponseHead, ResponseBodyProducer) {
+        let exchange = try await pending.ready.futureResult.get()
+        try await self.stream(
+            streamProducer,
+            declaredLength: pending.declaredLength,
+            through: exchange.handler,
+            host: host
+        )
+        let (responseHead, producer) = try await exchange.head.get()
+        return (exchange, responseHead, producer)
+    }
+
+    /// Perhaps nginx's page refusing the client certificate (a few hundred bytes, as declared): reads it whole, and
+    /// either fails as a TLS alert would, or gives the page back as the body. Not inlined: a response that cannot be
+    /// that page keeps no frame for it.
+    @inline(never)
+    private static func refusalChecked(
+        _ body: BulwarkResponse.Body,
+        target: RequestTarget,
+        identity: ClientIdentity?
+    ) async throws -> BulwarkResponse.Body {
+        let page = try await body.collect(upTo: ClientCertificateRefusalPage.maximumLength)
+        try Self.checkRefusal(in: page, target: target, identity: identity)
+        return BulwarkResponse.Body(producer: nil, host: target.host, buffered: page)
+    }
+
+    /// Fails as a TLS alert would when `page` is nginx's page refusing the client certificate. Not inlined, as `begin` is not.
+    @inline(never)
+    private static func checkRefusal(in page: ByteBuffer, target: RequestTarget, identity: ClientIdentity?) throws {
+        if let refusal = ClientCertificateRefusalPage.refusal(in: page) {
+            throw ClientCertificateRefusalPage.error(
+                refusal,
+                host: target.host,
+                authority: HandshakeFailure.authority(host: target.host, port: target.port),
+                identity: identity
+            )
+        }
+    }
+
+    /// The response of an exchange whose head arrived. Not inlined, as `begin` is not.
+    @inline(never)
+    private static func response(
+        url: URL,
+        head: HTTPResponseHead,
+        exchange: Started,
+        target: RequestTarget,
+        body: BulwarkResponse.Body
+    ) -> BulwarkResponse {
+        BulwarkResponse(
+            url: url,
+            status: head.status,
+            headers: head.headers,
+            httpVersion: HTTPVersion(alpnIdentifier: exchange.version) ?? .http1_1,
+            serverTrust: target.isTLS ? exchange.lease.connection.trust : nil,
+            body: body
+        )
     }
 
     /// Writes a streamed body through `handler`, then ends it. When the head declares a `content-length`, the body

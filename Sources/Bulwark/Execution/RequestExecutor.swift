@@ -4,6 +4,7 @@ import Logging
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
+import Tracing
 
 /// Runs requests for a ``BulwarkClient``: the redirect loop, and for each hop its admission, credentials, exchange,
 /// cookies and 401 refresh, top to bottom in this file; the exchange on a connection is in
@@ -11,12 +12,16 @@ import NIOHTTP1
 ///
 /// What a hop leads to is decided by a ``RedirectState`` (a value, no I/O); which credentials it gets, by the
 /// ``CredentialAttacher``.
-struct RequestExecutor: Sendable {
+///
+/// A class, not a value: every suspended frame of a request in flight (`execute`, `run`, `send`, `exchange`, the
+/// exchange's closures) holds its executor, and the configuration it carries is a few kilobytes; as a value it was
+/// copied into each of those frames (about 17 KiB per request in flight, kept in the task's stack slabs).
+final class RequestExecutor: Sendable {
     /// The client's configuration, its trust manager, allowlist and redirect policy being the request's policy (see
     /// ``under(_:)``).
-    var configuration: BulwarkClient.Configuration
+    let configuration: BulwarkClient.Configuration
     /// The client's connector, its trust manager and decision cache being the request's policy's.
-    var connector: Connector
+    let connector: Connector
     let pool: ConnectionPool
     let attacher: CredentialAttacher
     /// The client identities offered now (they change with ``BulwarkClient/updateClientIdentity(_:for:sessionBound:)-(_,HostPattern,_)``).
@@ -27,11 +32,16 @@ struct RequestExecutor: Sendable {
     /// The policy applied now, read once by each request; nil for an executor that keeps its configuration's.
     let policies: PolicyStore?
     /// The policy this executor runs a request under (see ``under(_:)``); nil before one was read.
-    var policy: LivePolicy?
+    let policy: LivePolicy?
+    /// The generation of ``policy`` (0 without one), for the pool keys: read without copying the policy into the
+    /// frames of a request in flight.
+    let policyGeneration: Int
     /// The proxy of each request and hop.
     let proxies: ProxyRouter
+    /// The executor under the policy applied last, made once for each policy rather than for each request.
+    private let latest = NIOLockedValueBox<RequestExecutor?>(nil)
 
-    init(
+    convenience init(
         configuration: BulwarkClient.Configuration,
         connector: Connector,
         pool: ConnectionPool,
@@ -39,25 +49,83 @@ struct RequestExecutor: Sendable {
         inFlight: InFlightRequests = InFlightRequests(),
         policies: PolicyStore? = nil
     ) {
+        self.init(
+            configuration: configuration,
+            connector: connector,
+            pool: pool,
+            attacher: CredentialAttacher(configuration: configuration),
+            identities: identities,
+            inFlight: inFlight,
+            policies: policies,
+            policy: nil,
+            proxies: ProxyRouter(configuration: configuration)
+        )
+    }
+
+    /// An executor from its parts, as they are (``under(_:)`` keeps the attacher and the proxy router).
+    init(
+        configuration: BulwarkClient.Configuration,
+        connector: Connector,
+        pool: ConnectionPool,
+        attacher: CredentialAttacher,
+        identities: ClientIdentityStore,
+        inFlight: InFlightRequests,
+        policies: PolicyStore?,
+        policy: LivePolicy?,
+        proxies: ProxyRouter
+    ) {
         self.configuration = configuration
         self.connector = connector
         self.pool = pool
         self.inFlight = inFlight
-        self.attacher = CredentialAttacher(configuration: configuration)
+        self.attacher = attacher
         self.identities = identities
         self.policies = policies
-        self.proxies = ProxyRouter(configuration: configuration)
+        self.policy = policy
+        self.policyGeneration = policy?.generation ?? 0
+        self.proxies = proxies
+    }
+
+    /// This executor under `policy` (see ``under(_:)``), made once per policy: the requests that read the same
+    /// policy share it.
+    private func underCurrent(_ policy: LivePolicy) -> RequestExecutor {
+        self.latest.withLockedValue { latest in
+            if let latest, latest.policy != nil, latest.policyGeneration == policy.generation {
+                return latest
+            }
+            let executor = self.under(policy)
+            latest = executor
+            return executor
+        }
     }
 
     /// A request's response, after the redirects the policy follows; traced when the client has a tracer.
     func execute(_ request: BulwarkRequest, deadline: NIODeadline?, logger: Logger) async throws -> BulwarkResponse {
-        // The policy is read once: every hop of the request runs under it, whatever is applied meanwhile.
-        if self.policy == nil, let policies = self.policies {
-            return try await self.under(policies.current).execute(request, deadline: deadline, logger: logger)
+        let executor = self.forRequest()
+        guard let tracer = executor.configuration.tracing.tracer else {
+            return try await executor.run(request, deadline: deadline, logger: logger, trace: nil)
         }
-        guard let tracer = self.configuration.tracing.tracer else {
-            return try await self.run(request, deadline: deadline, logger: logger, trace: nil)
-        }
+        return try await executor.traced(request, tracer: tracer, deadline: deadline, logger: logger)
+    }
+
+    /// The executor a request starts now runs under: the policy is read once, and every hop of the request runs
+    /// under it, whatever is applied meanwhile. Not inlined, like the other synchronous steps of a request: their
+    /// temporaries then live on the thread's stack, not in the async frames a request in flight keeps.
+    @inline(never)
+    private func forRequest() -> RequestExecutor {
+        guard self.policy == nil, let policies = self.policies else { return self }
+        return self.underCurrent(policies.current)
+    }
+
+    /// ``execute(_:deadline:logger:)`` for a client with a tracer. Not inlined: a client without one keeps no frame
+    /// for it.
+    @inline(never)
+    private func traced(
+        _ request: BulwarkRequest,
+        tracer: any Tracer,
+        deadline: NIODeadline?,
+        logger: Logger
+    ) async throws -> BulwarkResponse {
         let trace = RequestTrace(tracer: tracer, request: request)
         do {
             let response = try await self.run(request, deadline: deadline, logger: logger, trace: trace)
@@ -69,27 +137,23 @@ struct RequestExecutor: Sendable {
         }
     }
 
+    /// The redirect loop of one request. Its synchronous steps (the start, the decision after each hop) are in
+    /// functions that are not inlined, so that their temporaries live on the thread's stack and not in this
+    /// function's async frame, which stays allocated while the request is in flight.
     private func run(
         _ request: BulwarkRequest,
         deadline: NIODeadline?,
         logger: Logger,
         trace: RequestTrace?
     ) async throws -> BulwarkResponse {
-        let requestID = Self.nextRequestID()
-        var logger = logger
-        if logger.logLevel <= .debug {
-            // Only for a logger that logs the request's messages: no text is made for the others.
-            logger[metadataKey: "bulwark.request_id"] = "\(requestID)"
-        }
-        logger.debug("request started", metadata: ["bulwark.request": "\(request)"])
-        // The session the request started in: after a sign-out, none of its responses may store a cookie.
-        let cookieEpoch = self.configuration.cookies?.epoch
+        let (requestID, logger, cookieEpoch) = self.start(request, logger: logger)
         var state = RedirectState(request: request, policy: self.configuration.redirects, requestID: requestID)
         while true {
             let hop = trace?.startHop(state.request, number: state.history.count)
-            let (sent, credentials): (BulwarkResponse, HopCredentials)
+            var response: BulwarkResponse
+            let credentials: HopCredentials
             do {
-                (sent, credentials) = try await self.send(
+                (response, credentials) = try await self.send(
                     state.request,
                     among: state.allowedEntries,
                     deadline: deadline,
@@ -102,38 +166,82 @@ struct RequestExecutor: Sendable {
                 hop?.fail(error)
                 throw error
             }
-            self.record(state.hopSent(credentials))
-            var response = sent
-            let decided = state.history.count
-            let (next, events) = state.next(
-                status: Int(response.status.code),
-                locations: response.headers["location"]
-            )
-            self.record(events)
-            if let hop {
-                hop.responded(response)
-                if state.history.count > decided, let record = state.history.last { hop.decided(record) }
-                hop.end()
-            }
-            switch next {
-            case .finish, .returnRedirect:
-                response.redirects = state.history
-                logger.debug(
-                    "response head received",
-                    metadata: [
-                        "bulwark.status": "\(response.status.code)", "bulwark.redirects": "\(state.history.count)",
-                    ]
-                )
+            switch self.decide(&state, response: &response, credentials: credentials, hop: hop, logger: logger) {
+            case .finish:
                 return response
             case .fail(let error):
                 await Self.discard(response.body)
-                logger.debug("redirect refused", metadata: ["bulwark.error": "\(error)"])
                 throw error
-            case .follow(let next):
-                // `state.request` is now `next`, the hop sent in the next turn.
+            case .follow:
+                // `state.request` is now the hop sent in the next turn.
                 await Self.discard(response.body)
-                logger.debug("redirect followed", metadata: ["bulwark.request": "\(next)"])
             }
+        }
+    }
+
+    /// What ``run(_:deadline:logger:trace:)`` does after a hop.
+    private enum HopOutcome {
+        /// The response is the answer.
+        case finish
+        /// The request fails with this error, once the response body is discarded.
+        case fail(BulwarkError)
+        /// The next hop is sent, once the response body is discarded.
+        case follow
+    }
+
+    /// A request's number, its logger (with the number as metadata when it logs debug messages) and the cookie jar's
+    /// epoch when it started; logs the start.
+    @inline(never)
+    private func start(_ request: BulwarkRequest, logger: Logger) -> (UInt64, Logger, UInt64?) {
+        let requestID = Self.nextRequestID()
+        var logger = logger
+        if logger.logLevel <= .debug {
+            // Only for a logger that logs the request's messages: no text is made for the others.
+            logger[metadataKey: "bulwark.request_id"] = "\(requestID)"
+        }
+        logger.debug("request started", metadata: ["bulwark.request": "\(request)"])
+        // The session the request started in: after a sign-out, none of its responses may store a cookie.
+        return (requestID, logger, self.configuration.cookies?.epoch)
+    }
+
+    /// Records a hop's events and decides what follows it: the response as the answer (with its redirects), a
+    /// failure, or the next hop (`state.request`).
+    @inline(never)
+    private func decide(
+        _ state: inout RedirectState,
+        response: inout BulwarkResponse,
+        credentials: HopCredentials,
+        hop: HopTrace?,
+        logger: Logger
+    ) -> HopOutcome {
+        self.record(state.hopSent(credentials))
+        let decided = state.history.count
+        let (next, events) = state.next(
+            status: Int(response.status.code),
+            locations: response.headers["location"]
+        )
+        self.record(events)
+        if let hop {
+            hop.responded(response)
+            if state.history.count > decided, let record = state.history.last { hop.decided(record) }
+            hop.end()
+        }
+        switch next {
+        case .finish, .returnRedirect:
+            response.redirects = state.history
+            logger.debug(
+                "response head received",
+                metadata: [
+                    "bulwark.status": "\(response.status.code)", "bulwark.redirects": "\(state.history.count)",
+                ]
+            )
+            return .finish
+        case .fail(let error):
+            logger.debug("redirect refused", metadata: ["bulwark.error": "\(error)"])
+            return .fail(error)
+        case .follow(let next):
+            logger.debug("redirect followed", metadata: ["bulwark.request": "\(next)"])
+            return .follow
         }
     }
 
@@ -172,10 +280,7 @@ struct RequestExecutor: Sendable {
                 requestID: requestID
             )
             hop?.inject(into: &outgoing.headers)
-            logger.trace(
-                "sending",
-                metadata: ["bulwark.host": "\(target.host)", "bulwark.store_credentials": "\(credentials.headerNames)"]
-            )
+            Self.logSending(to: target, credentials: credentials, logger: logger)
             let response = try await self.exchange(
                 outgoing,
                 target: target,
@@ -183,10 +288,7 @@ struct RequestExecutor: Sendable {
                 credentialEpoch: credentials.carriesCredentials ? epoch : nil,
                 hop: hop
             )
-            if let jar = self.configuration.cookies, let cookieEpoch {
-                let fields = response.headers["set-cookie"]
-                if !fields.isEmpty { jar.store(setCookieFields: fields, from: request.url, epoch: cookieEpoch) }
-            }
+            self.storeCookies(of: response, for: request, epoch: cookieEpoch)
             guard response.status == .unauthorized, !retried, credentials.attachedFromStore,
                 let store = self.configuration.credentials, request.body?.isReplayable ?? true
             else {
@@ -198,7 +300,7 @@ struct RequestExecutor: Sendable {
                 refreshed = try await store.refreshAfterRejection(for: request.url, among: credentials.entries)
             } catch {
                 await Self.discard(response.body)
-                throw BulwarkError(.credentialRefreshFailed, host: target.host, detail: String(describing: error))
+                throw Self.refreshFailed(host: target.host, error)
             }
             guard refreshed else {
                 return (response, credentials)
@@ -208,8 +310,34 @@ struct RequestExecutor: Sendable {
         }
     }
 
+    /// Logs a hop as it is sent. Not inlined, like the other synchronous steps of a request: their temporaries then
+    /// live on the thread's stack, not in the async frames a request in flight keeps.
+    @inline(never)
+    private static func logSending(to target: RequestTarget, credentials: HopCredentials, logger: Logger) {
+        logger.trace(
+            "sending",
+            metadata: ["bulwark.host": "\(target.host)", "bulwark.store_credentials": "\(credentials.headerNames)"]
+        )
+    }
+
+    /// Stores a response's cookies in the jar, if the client has one and no sign-out happened since `epoch`.
+    @inline(never)
+    private func storeCookies(of response: BulwarkResponse, for request: BulwarkRequest, epoch: UInt64?) {
+        if let jar = self.configuration.cookies, let epoch {
+            let fields = response.headers["set-cookie"]
+            if !fields.isEmpty { jar.store(setCookieFields: fields, from: request.url, epoch: epoch) }
+        }
+    }
+
+    /// The error of a request whose credentials could not be refreshed after a 401.
+    @inline(never)
+    private static func refreshFailed(host: String, _ error: any Error) -> BulwarkError {
+        BulwarkError(.credentialRefreshFailed, host: host, detail: String(describing: error))
+    }
+
     /// Checks a request against everything that can refuse it without the network: its URL text, the allowlist, the
     /// URL, plain HTTP. Nothing is resolved, connected or refreshed for a refused request.
+    @inline(never)
     private func admit(_ request: BulwarkRequest, requestID: UInt64) throws -> RequestTarget {
         if let error = request.urlError {
             throw error

@@ -8,7 +8,10 @@ import Tracing
 /// this.
 ///
 /// Nothing here reads a header value or a credential; URLs are written as ``URLRedaction`` shows them.
-struct RequestTrace: Sendable {
+///
+/// Both traces are classes: a request in flight keeps them in several async frames, where a reference takes 8 bytes and
+/// the two existentials 80.
+final class RequestTrace: Sendable {
     let tracer: any Tracer
     let span: any Span
 
@@ -70,9 +73,14 @@ struct RequestTrace: Sendable {
 }
 
 /// The span of one hop of a traced request.
-struct HopTrace: Sendable {
+final class HopTrace: Sendable {
     let tracer: any Tracer
     let span: any Span
+
+    init(tracer: any Tracer, span: any Span) {
+        self.tracer = tracer
+        self.span = span
+    }
 
     /// Writes the hop's trace context into its outgoing headers (after the credentials, so never in their place).
     func inject(into headers: inout HTTPHeaders) {

@@ -5,14 +5,24 @@ extension RequestExecutor {
     /// request makes, its allowlist admits each hop, its redirect policy decides them, and the request's pool keys
     /// carry its generation.
     func under(_ policy: LivePolicy) -> RequestExecutor {
-        var executor = self
-        executor.policy = policy
-        executor.configuration.trust = policy.trust
-        executor.configuration.allowlist = policy.allowlist
-        executor.configuration.redirects = policy.redirects
-        executor.connector.settings.trust = policy.trust
-        executor.connector.decisionCache = policy.decisionCache
-        return executor
+        var configuration = self.configuration
+        configuration.trust = policy.trust
+        configuration.allowlist = policy.allowlist
+        configuration.redirects = policy.redirects
+        var connector = self.connector
+        connector.settings.trust = policy.trust
+        connector.decisionCache = policy.decisionCache
+        return RequestExecutor(
+            configuration: configuration,
+            connector: connector,
+            pool: self.pool,
+            attacher: self.attacher,
+            identities: self.identities,
+            inFlight: self.inFlight,
+            policies: self.policies,
+            policy: policy,
+            proxies: self.proxies
+        )
     }
 
     /// Whether a request whose key the pool retired keeps going under the policy it started with: the key was retired
