@@ -115,4 +115,43 @@ struct HTTPExchangeHandlerTimerTests {
         #expect(second.reusable.withLockedValue { $0 } == true)
         _ = try? channel.finish()
     }
+
+    /// A keep-alive request schedules no timer of its own: the previous exchange's timer, still pending, serves it,
+    /// and its period still counts from the request.
+    @Test func aRequestStartedWhileThePreviousTimerIsPendingGetsTheWholePeriod() throws {
+        let (channel, handler) = try self.channel(idleRead: .seconds(2))
+        let first = Started(handler, on: channel)
+        try self.drainRequest(channel)
+        try channel.writeInbound(HTTPClientResponsePart.head(HTTPResponseHead(version: .http1_1, status: .ok)))
+        try channel.writeInbound(HTTPClientResponsePart.end(nil))
+        #expect(first.reusable.withLockedValue { $0 } == true)
+        // 1 s later, the first exchange's timer (due at 2 s) still pending.
+        channel.embeddedEventLoop.advanceTime(by: .seconds(1))
+        let second = Started(handler, on: channel)
+        try self.drainRequest(channel)
+        channel.embeddedEventLoop.advanceTime(by: .milliseconds(1999))
+        #expect(second.isPending, "the old timer fired at 2 s and moved itself to 3 s")
+        channel.embeddedEventLoop.advanceTime(by: .milliseconds(1))
+        #expect(second.errorCode == .readTimeout)
+        _ = try? channel.finish()
+    }
+
+    /// The timer left running after an exchange holds its handler only as long as the channel: closing it cancels the
+    /// timer, so an HTTP/2 stream's handler does not outlive its stream for a whole read period.
+    @Test func closingTheChannelReleasesTheHandlerAndItsTimer() throws {
+        weak var released: HTTPExchangeHandler?
+        let channel: EmbeddedChannel
+        do {
+            let (made, handler) = try self.channel(idleRead: .seconds(30))
+            channel = made
+            released = handler
+            let exchange = Started(handler, on: channel)
+            try self.drainRequest(channel)
+            try channel.writeInbound(HTTPClientResponsePart.head(HTTPResponseHead(version: .http1_1, status: .ok)))
+            try channel.writeInbound(HTTPClientResponsePart.end(nil))
+            #expect(exchange.reusable.withLockedValue { $0 } == true)
+        }
+        _ = try? channel.finish()
+        #expect(released == nil, "the closed channel's handler is still referenced (by its read timer)")
+    }
 }

@@ -78,6 +78,7 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     func handlerRemoved(context: ChannelHandlerContext) {
         self.context = nil
+        self.stopReadTimer()
     }
 
     // MARK: Requests
@@ -132,9 +133,11 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     // MARK: Read timer
 
-    /// One timer per exchange at most: reads only move the machine's last activity, and the timer, when it fires
-    /// early, schedules itself again for the rest of the period (cancelling a NIO timer searches its timer queue,
-    /// which would cost more on every read than this).
+    /// One timer at most: reads only move the machine's last activity, and the timer, when it fires early, schedules
+    /// itself again for the rest of the period (cancelling a NIO timer searches its timer queue, which would cost more
+    /// on every read than this). An exchange that ends leaves the timer running: the next exchange on the connection
+    /// uses it (a keep-alive request schedules and cancels no timer), and on an idle connection it lapses when it
+    /// fires. Failing or closing the channel cancels it.
     private func scheduleReadTimer(at deadline: NIODeadline, on eventLoop: any EventLoop) {
         self.readTimer = eventLoop.assumeIsolated().scheduleTask(deadline: deadline) { [self] in
             self.readTimer = nil
@@ -238,7 +241,7 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
             let source = self.source
             self.exchange = nil
             self.source = nil
-            self.stopReadTimer()
+            // The read timer stays for the next exchange (see scheduleReadTimer(at:on:)).
             exchange?.deadlineTask?.cancel()
             if readNow { context.read() }
             // Give the connection back before the reader sees the end, so its next request finds it idle.
