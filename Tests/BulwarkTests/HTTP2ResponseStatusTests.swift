@@ -18,7 +18,7 @@ struct HTTP2ResponseStatusTests {
 
     /// Runs one exchange on a fresh stream pipeline, feeds `status` as the response's `:status`, and returns how
     /// the exchange ended.
-    func exchange(status: String) throws -> Result<HTTPResponseStatus, BulwarkError>? {
+    func exchange(status: String, repeated: Bool = false) throws -> Result<HTTPResponseStatus, BulwarkError>? {
         let channel = EmbeddedChannel()
         let handler = try HTTP2Connection.addStreamHandlers(
             to: channel.pipeline.syncOperations,
@@ -41,7 +41,8 @@ struct HTTP2ResponseStatusTests {
         head.headers.add(name: "host", value: Self.host)
         #expect(handler.start(exchange, head: head, body: nil, endsRequest: true, deadline: nil))
         while try channel.readOutbound(as: HTTP2Frame.FramePayload.self) != nil {}
-        let headers = HPACKHeaders([(":status", status), ("content-length", "0")])
+        var headers = HPACKHeaders([(":status", status), ("content-length", "0")])
+        if repeated { headers.add(name: ":status", value: status) }
         try? channel.writeInbound(HTTP2Frame.FramePayload.headers(.init(headers: headers, endStream: true)))
         _ = try? channel.finish()
         return outcome.withLockedValue { $0 }
@@ -63,5 +64,29 @@ struct HTTP2ResponseStatusTests {
             return
         }
         #expect(status == .ok)
+    }
+
+    /// The check reads the header block without making an array of its statuses (it runs on every response): a
+    /// second `:status`, even a valid one, is still refused.
+    @Test(arguments: ["200", "-10"])
+    func twoStatusesAreAnInvalidResponse(status: String) throws {
+        guard case .failure(let error) = try self.exchange(status: status, repeated: true) else {
+            Issue.record("two statuses \(status.debugDescription) were accepted")
+            return
+        }
+        #expect(error.code == .invalidResponse)
+    }
+
+    @Test func theStatusCheckReadsOnlyStatusFields() {
+        #expect(
+            HTTP2ResponseStatusValidator.invalidStatus(in: HPACKHeaders([(":status", "204"), ("x-status", "abc")]))
+                == nil
+        )
+        #expect(HTTP2ResponseStatusValidator.invalidStatus(in: HPACKHeaders([("content-length", "0")])) == nil)
+        #expect(HTTP2ResponseStatusValidator.invalidStatus(in: HPACKHeaders([(":status", "2x4")])) == "2x4")
+        #expect(
+            HTTP2ResponseStatusValidator.invalidStatus(in: HPACKHeaders([(":status", "200"), (":status", "404")]))
+                == "200"
+        )
     }
 }

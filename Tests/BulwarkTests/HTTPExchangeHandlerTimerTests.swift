@@ -115,4 +115,84 @@ struct HTTPExchangeHandlerTimerTests {
         #expect(second.reusable.withLockedValue { $0 } == true)
         _ = try? channel.finish()
     }
+
+    /// A keep-alive request schedules no timer of its own: the previous exchange's timer, still pending, serves it,
+    /// and its period still counts from the request.
+    @Test func aRequestStartedWhileThePreviousTimerIsPendingGetsTheWholePeriod() throws {
+        let (channel, handler) = try self.channel(idleRead: .seconds(2))
+        let first = Started(handler, on: channel)
+        try self.drainRequest(channel)
+        try channel.writeInbound(HTTPClientResponsePart.head(HTTPResponseHead(version: .http1_1, status: .ok)))
+        try channel.writeInbound(HTTPClientResponsePart.end(nil))
+        #expect(first.reusable.withLockedValue { $0 } == true)
+        // 1 s later, the first exchange's timer (due at 2 s) still pending.
+        channel.embeddedEventLoop.advanceTime(by: .seconds(1))
+        let second = Started(handler, on: channel)
+        try self.drainRequest(channel)
+        channel.embeddedEventLoop.advanceTime(by: .milliseconds(1999))
+        #expect(second.isPending, "the old timer fired at 2 s and moved itself to 3 s")
+        channel.embeddedEventLoop.advanceTime(by: .milliseconds(1))
+        #expect(second.errorCode == .readTimeout)
+        _ = try? channel.finish()
+    }
+
+    /// The timer left running after an exchange holds its handler only as long as the channel: closing it cancels the
+    /// timer, so an HTTP/2 stream's handler does not outlive its stream for a whole read period.
+    @Test func closingTheChannelReleasesTheHandlerAndItsTimer() throws {
+        weak var released: HTTPExchangeHandler?
+        let channel: EmbeddedChannel
+        do {
+            let (made, handler) = try self.channel(idleRead: .seconds(30))
+            channel = made
+            released = handler
+            let exchange = Started(handler, on: channel)
+            try self.drainRequest(channel)
+            try channel.writeInbound(HTTPClientResponsePart.head(HTTPResponseHead(version: .http1_1, status: .ok)))
+            try channel.writeInbound(HTTPClientResponsePart.end(nil))
+            #expect(exchange.reusable.withLockedValue { $0 } == true)
+        }
+        // Closed, and only the tasks due now run (`finish()` would run or drop the timer too).
+        channel.close(promise: nil)
+        channel.embeddedEventLoop.run()
+        #expect(released == nil, "the closed channel's handler is still referenced (by its read timer)")
+        _ = try? channel.finish()
+    }
+
+    /// The body of a finished exchange tells the handler, one event-loop task later, that its reader went away. By
+    /// then the connection may be serving the next request: that news must not end the next exchange's body.
+    @Test func aFinishedBodysReaderGoingAwayDoesNotEndTheNextExchange() throws {
+        let (channel, handler) = try self.channel(idleRead: .seconds(30))
+        let body = NIOLockedValueBox<ResponseBodyProducer?>(nil)
+        // In a scope of its own: afterwards only `body` holds the first response's body.
+        do {
+            let promise = channel.eventLoop.makePromise(of: (HTTPResponseHead, ResponseBodyProducer).self)
+            promise.futureResult.whenSuccess { _, producer in body.withLockedValue { $0 = producer } }
+            let first = Exchange(host: Self.host, headPromise: promise, requestKeepAlive: true) { _ in }
+            #expect(
+                handler.start(
+                    first,
+                    head: HTTPRequestHead(version: .http1_1, method: .GET, uri: "/1"),
+                    body: nil,
+                    endsRequest: true,
+                    deadline: nil
+                )
+            )
+            try self.drainRequest(channel)
+            try channel.writeInbound(HTTPClientResponsePart.head(HTTPResponseHead(version: .http1_1, status: .ok)))
+            try channel.writeInbound(HTTPClientResponsePart.body(ByteBuffer(string: "one")))
+            try channel.writeInbound(HTTPClientResponsePart.end(nil))
+        }
+        // The connection serves the next request, whose body starts streaming.
+        let second = Started(handler, on: channel)
+        try self.drainRequest(channel)
+        try channel.writeInbound(HTTPClientResponsePart.head(HTTPResponseHead(version: .http1_1, status: .ok)))
+        #expect(second.status == .ok)
+        // Only now the first body's reader goes away (its sequence is released), and its news reaches the loop.
+        body.withLockedValue { $0 = nil }
+        channel.embeddedEventLoop.run()
+        try channel.writeInbound(HTTPClientResponsePart.body(ByteBuffer(string: "two")))
+        try channel.writeInbound(HTTPClientResponsePart.end(nil))
+        #expect(second.reusable.withLockedValue { $0 } == true, "the second exchange was ended by the first's reader")
+        _ = try? channel.finish()
+    }
 }

@@ -11,7 +11,9 @@ import NIOTLS
 /// `h2` only, NIOHTTP2 with NIO's defaults but for the denial-of-service rate limits named by `raisedLimits`
 /// (`reset`: RST_STREAM frames received, `error`: stream errors, `control`: PING/SETTINGS/... frames; each allowed
 /// 200 per 30 s by default), raised to 10 million per 30 s. Every request, whatever its path, is answered 200 with
-/// 1,024 bytes (`/bytes/1024` of the test server). It counts connections, handshakes' ALPN and requests.
+/// 1,024 bytes (`/bytes/1024` of the test server). It counts connections, handshakes' ALPN and requests. With a
+/// marker window it calls the instruction-count markers around COUNT answers from the START-th on (see
+/// `InstructionCount+KeepAlive.swift`).
 final class BenchHTTP2Server: LegServer {
     struct Counters {
         var accepted = 0
@@ -19,6 +21,10 @@ final class BenchHTTP2Server: LegServer {
         var handshakes = 0
         var alpn: [String] = []
         var versions: Set<String> = []
+        /// Requests answered in all (never reset), and the counted window of
+        /// ``start(chain:group:raisedLimits:markerWindow:)``.
+        var answered = 0
+        var window: (start: Int, count: Int)?
     }
 
     let port: Int
@@ -48,7 +54,8 @@ final class BenchHTTP2Server: LegServer {
     static func start(
         chain: TestChain,
         group: any EventLoopGroup,
-        raisedLimits: Set<String>
+        raisedLimits: Set<String>,
+        markerWindow: (start: Int, count: Int)? = nil
     ) async throws -> BenchHTTP2Server {
         var certificates = [try NIOSSLCertificate(bytes: Array(chain.leaf.certificatePEM.utf8), format: .pem)]
         if let intermediate = chain.intermediate {
@@ -66,7 +73,7 @@ final class BenchHTTP2Server: LegServer {
         if raisedLimits.contains("error") { streamConfiguration.streamErrorRateLimit.maximumCount = high }
         var connectionConfiguration = NIOHTTP2Handler.ConnectionConfiguration()
         if raisedLimits.contains("control") { connectionConfiguration.controlFrameRateLimit.maximumCount = high }
-        let counters = NIOLockedValueBox(Counters())
+        let counters = NIOLockedValueBox(Counters(window: markerWindow))
         let streams = streamConfiguration
         let connections = connectionConfiguration
         let channel = try await ServerBootstrap(group: group)
@@ -139,9 +146,11 @@ private final class KilobyteResponder: ChannelInboundHandler {
             break
         case .end:
             let version = "HTTP/\(self.version.major).\(self.version.minor)"
-            self.counters.withLockedValue {
-                $0.requests += 1
-                $0.versions.insert(version)
+            let answered = self.counters.withLockedValue { counters in
+                counters.requests += 1
+                counters.answered += 1
+                counters.versions.insert(version)
+                return counters.window.map { (answered: counters.answered, window: $0) }
             }
             var headers = HTTPHeaders()
             headers.add(name: "content-length", value: "1024")
@@ -151,6 +160,14 @@ private final class KilobyteResponder: ChannelInboundHandler {
             )
             context.write(self.wrapOutboundOut(.body(.byteBuffer(Self.body))), promise: nil)
             context.writeAndFlush(self.wrapOutboundOut(.end(nil)), promise: nil)
+            // The counted window of `scripts/profile-keepalive` (callgrind's --dump-before): from the START-th answer
+            // to COUNT answers later.
+            if let answered {
+                if answered.answered == answered.window.start { blackHole(instructionsStart(answered.answered)) }
+                if answered.answered == answered.window.start + answered.window.count {
+                    blackHole(instructionsStop(answered.answered))
+                }
+            }
         }
     }
 }

@@ -3,6 +3,7 @@ import Foundation
 // BulwarkBench: Bulwark against AsyncHTTPClient on one local TLS server. See BENCHMARKS.md and scripts/bench.
 // The instruction-counting modes run before the first `await`, with the main thread blocked (see InstructionCount).
 InstructionCount.runIfRequested(CommandLine.arguments)
+KeepAliveInstructionCount.runIfRequested(CommandLine.arguments)
 do {
     let options = try Options.parse(Array(CommandLine.arguments.dropFirst()))
     if let kind = options.profileTrust {

@@ -22,23 +22,34 @@ final class HTTP2ResponseStatusValidator: ChannelInboundHandler, RemovableChanne
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard !self.refused else { return }
-        if case .headers(let headers) = self.unwrapInboundIn(data) {
-            let statuses = headers.headers[":status"]
-            if !statuses.isEmpty && (statuses.count != 1 || !Self.isThreeDigits(statuses[0])) {
-                self.refused = true
-                let shown = statuses.first.map { String($0.unicodeScalars.prefix(16)).debugDescription } ?? ""
-                context.fireErrorCaught(
-                    BulwarkError(
-                        .invalidResponse,
-                        host: self.host,
-                        detail: "the server sent an HTTP/2 status that is not three digits (\(shown))"
-                    )
+        if case .headers(let headers) = self.unwrapInboundIn(data), let status = Self.invalidStatus(in: headers.headers)
+        {
+            self.refused = true
+            let shown = String(status.unicodeScalars.prefix(16)).debugDescription
+            context.fireErrorCaught(
+                BulwarkError(
+                    .invalidResponse,
+                    host: self.host,
+                    detail: "the server sent an HTTP/2 status that is not three digits (\(shown))"
                 )
-                context.close(promise: nil)
-                return
-            }
+            )
+            context.close(promise: nil)
+            return
         }
         context.fireChannelRead(data)
+    }
+
+    /// The first `:status` value of `headers` when they are refused (a value that is not three digits, or more than
+    /// one `:status`); nil when they pass (one three-digit status, or none). No array or string is made for a head
+    /// that passes: this runs on every response.
+    static func invalidStatus(in headers: HPACKHeaders) -> String? {
+        var first: String?
+        for (name, value, _) in headers where name == ":status" {
+            guard first == nil else { return first }
+            guard Self.isThreeDigits(value) else { return value }
+            first = value
+        }
+        return nil
     }
 
     static func isThreeDigits(_ text: String) -> Bool {

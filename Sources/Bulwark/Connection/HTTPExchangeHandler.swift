@@ -9,16 +9,20 @@ typealias ResponseBodyProducer = NIOThrowingAsyncSequenceProducer<
     ByteBuffer, any Error, NIOAsyncSequenceProducerBackPressureStrategies.HighLowWatermark, ResponseBodyDelegate
 >
 
-/// Tells the exchange handler, on its event loop, that the body's reader wants more or went away.
+/// Tells the exchange handler, on its event loop, that the body's reader wants more or went away. The news names the
+/// response it is about: it arrives one event-loop task later, when the connection may already serve the next
+/// exchange, whose body it must not end or read for.
 struct ResponseBodyDelegate: NIOAsyncSequenceProducerDelegate {
     let handler: NIOLoopBound<HTTPExchangeHandler>
+    /// The handler's count of response bodies when this one started.
+    let body: Int
 
     func produceMore() {
-        self.handler.eventLoop.execute { self.handler.value.produceMore() }
+        self.handler.eventLoop.execute { self.handler.value.produceMore(body: self.body) }
     }
 
     func didTerminate() {
-        self.handler.eventLoop.execute { self.handler.value.consumerTerminated() }
+        self.handler.eventLoop.execute { self.handler.value.consumerTerminated(body: self.body) }
     }
 }
 
@@ -57,6 +61,8 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// The exchange in flight, and its body stream once the head is out.
     private var exchange: Exchange?
     private var source: ResponseBodyProducer.Source?
+    /// Response bodies handed out on this channel: the current one's number, which its reader's news must carry.
+    private var bodies = 0
     private var context: ChannelHandlerContext?
     private var readTimer: Scheduled<Void>?
     private var host: String { self.machine.host }
@@ -78,6 +84,7 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     func handlerRemoved(context: ChannelHandlerContext) {
         self.context = nil
+        self.stopReadTimer()
     }
 
     // MARK: Requests
@@ -132,9 +139,11 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     // MARK: Read timer
 
-    /// One timer per exchange at most: reads only move the machine's last activity, and the timer, when it fires
-    /// early, schedules itself again for the rest of the period (cancelling a NIO timer searches its timer queue,
-    /// which would cost more on every read than this).
+    /// One timer at most: reads only move the machine's last activity, and the timer, when it fires early, schedules
+    /// itself again for the rest of the period (cancelling a NIO timer searches its timer queue, which would cost more
+    /// on every read than this). An exchange that ends leaves the timer running: the next exchange on the connection
+    /// uses it (a keep-alive request schedules and cancels no timer), and on an idle connection it lapses when it
+    /// fires. Failing or closing the channel cancels it.
     private func scheduleReadTimer(at deadline: NIODeadline, on eventLoop: any EventLoop) {
         self.readTimer = eventLoop.assumeIsolated().scheduleTask(deadline: deadline) { [self] in
             self.readTimer = nil
@@ -209,11 +218,15 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 // A deeper queue (16 buffers before) kept NIOSSL's plaintext buffers referenced, so each decrypt had
                 // to allocate fresh ones: in a 256 MiB download that cost page faults and copies (about a quarter
                 // more client CPU) and 3 MiB more memory, with no gain in throughput on loopback.
+                self.bodies += 1
                 let producer = ResponseBodyProducer.makeSequence(
                     elementType: ByteBuffer.self,
                     backPressureStrategy: .init(lowWatermark: 1, highWatermark: 1),
                     finishOnDeinit: false,
-                    delegate: ResponseBodyDelegate(handler: NIOLoopBound(self, eventLoop: context.eventLoop))
+                    delegate: ResponseBodyDelegate(
+                        handler: NIOLoopBound(self, eventLoop: context.eventLoop),
+                        body: self.bodies
+                    )
                 )
                 self.source = producer.source
                 exchange.headPromise.succeed((head, producer.sequence))
@@ -238,7 +251,7 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
             let source = self.source
             self.exchange = nil
             self.source = nil
-            self.stopReadTimer()
+            // The read timer stays for the next exchange (see scheduleReadTimer(at:on:)).
             exchange?.deadlineTask?.cancel()
             if readNow { context.read() }
             // Give the connection back before the reader sees the end, so its next request finds it idle.
@@ -253,14 +266,18 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
         }
     }
 
-    func produceMore() {
+    /// The reader of response body number `body` wants more; news of an earlier body is stale.
+    func produceMore(body: Int) {
+        guard body == self.bodies else { return }
         if self.machine.demandResumed(now: self.context?.eventLoop.now ?? .now()), let context {
             context.read()
         }
     }
 
-    /// The reader stopped before the end of the body: the rest cannot be skipped safely, so the connection closes.
-    func consumerTerminated() {
+    /// The reader of response body number `body` went away: before the end of the body, the rest cannot be skipped
+    /// safely, so the connection closes. News of an earlier body, whose exchange is over, changes nothing.
+    func consumerTerminated(body: Int) {
+        guard body == self.bodies else { return }
         if let error = self.machine.consumerTerminated() {
             self.fail(error)
         }

@@ -17,14 +17,27 @@ final class SensitiveHeaderHandler: ChannelOutboundHandler, RemovableChannelHand
 
     /// Lower-case names of the headers that are never indexed.
     let names: Set<String>
+    /// Bit `n` set when a name of `names` is `n` bytes long (63 for any longer name): a header whose length has no bit
+    /// is not looked up, so a request without credentials hashes no header name.
+    private let lengths: UInt64
 
     init(names: Set<String>) {
         self.names = names
+        self.lengths = names.reduce(0) { $0 | Self.lengthBit($1) }
+    }
+
+    private static func lengthBit(_ name: String) -> UInt64 {
+        1 << UInt64(min(name.utf8.count, 63))
+    }
+
+    /// Whether `name` is one of ``names``.
+    func isSensitive(_ name: String) -> Bool {
+        self.lengths & Self.lengthBit(name) != 0 && self.names.contains(name)
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         guard case .headers(var payload) = self.unwrapOutboundIn(data),
-            payload.headers.contains(where: { self.names.contains($0.name) })
+            payload.headers.contains(where: { self.isSensitive($0.name) })
         else {
             context.write(data, promise: promise)
             return
@@ -32,7 +45,7 @@ final class SensitiveHeaderHandler: ChannelOutboundHandler, RemovableChannelHand
         var headers = HPACKHeaders()
         headers.reserveCapacity(payload.headers.count)
         for (name, value, indexing) in payload.headers {
-            headers.add(name: name, value: value, indexing: self.names.contains(name) ? .neverIndexed : indexing)
+            headers.add(name: name, value: value, indexing: self.isSensitive(name) ? .neverIndexed : indexing)
         }
         payload.headers = headers
         context.write(self.wrapOutboundOut(.headers(payload)), promise: promise)
