@@ -79,7 +79,7 @@ final class BenchHTTP2Server: LegServer {
         let channel = try await ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 256)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-            .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+            .childChannelOption(.tcpOption(.tcp_nodelay), value: 1)
             .childChannelInitializer { channel in
                 counters.withLockedValue { $0.accepted += 1 }
                 return channel.eventLoop.makeCompletedFuture {

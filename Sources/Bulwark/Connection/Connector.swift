@@ -206,7 +206,7 @@ struct Connector: Sendable {
         } else {
             let bootstrap = ClientBootstrap(group: eventLoop)
                 .connectTimeout(connectLimit.timeout)
-                .channelOption(.socketOption(.tcp_nodelay), value: 1)
+                .channelOption(.tcpOption(.tcp_nodelay), value: 1)
                 .channelOption(.recvAllocator, value: Self.receiveAllocator)
                 .channelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture { try installTLS(channel) }
@@ -364,7 +364,7 @@ struct Connector: Sendable {
         let connectLimit = Self.limit(self.settings.timeouts.connect, by: deadline)
         let bootstrap = ClientBootstrap(group: eventLoop)
             .connectTimeout(connectLimit.timeout)
-            .channelOption(.socketOption(.tcp_nodelay), value: 1)
+            .channelOption(.tcpOption(.tcp_nodelay), value: 1)
             .channelOption(.recvAllocator, value: Self.receiveAllocator)
         let decompression = self.settings.decompression
         let idleRead = self.settings.timeouts.idleRead

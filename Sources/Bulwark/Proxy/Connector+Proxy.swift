@@ -131,7 +131,7 @@ extension Connector {
         }
         let bootstrap = ClientBootstrap(group: eventLoop)
             .connectTimeout(connectLimit.timeout)
-            .channelOption(.socketOption(.tcp_nodelay), value: 1)
+            .channelOption(.tcpOption(.tcp_nodelay), value: 1)
             .channelOption(.recvAllocator, value: Self.receiveAllocator)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {

@@ -141,7 +141,7 @@ public final class TestHTTPSServer: Sendable {
         let behavior = configuration.behavior
         let channel = try await ServerBootstrap(group: eventLoopGroup)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-            .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+            .childChannelOption(.tcpOption(.tcp_nodelay), value: 1)
             .childChannelInitializer { channel in
                 guard let connectionID = recorder.connectionAccepted(channel) else {
                     return channel.eventLoop.makeFailedFuture(ChannelError.ioOnClosedChannel)
