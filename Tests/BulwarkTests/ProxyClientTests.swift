@@ -81,6 +81,25 @@ struct ProxyClientTests {
         }
     }
 
+    @Test("resolveOverrides apply to the proxy's own host, as curl's --resolve does; the error names the proxy's name")
+    func resolveOverridesReachTheProxy() async throws {
+        try await withProxy(.reply(Array("HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\n\r\n".utf8), close: true)) {
+            proxy in
+            let client = try proxiedClient(.http(URL(string: "http://proxy.bulwark.test:\(proxy.port)")!)) {
+                $0.resolveOverrides[.init(host: "proxy.bulwark.test", port: proxy.port)] = "127.0.0.1"
+            }
+            let error = await proxiedError(client, "https://localhost:8443/")
+            #expect(error?.code == .proxyRefused)
+            #expect(
+                error?.description
+                    == "proxy_refused (localhost): the proxy at proxy.bulwark.test:\(proxy.port) refused the tunnel to "
+                    + "localhost: 403 Forbidden"
+            )
+            #expect(proxy.connectionCount == 1)
+            await client.shutdown()
+        }
+    }
+
     @Test(
         "a 407 with a Basic challenge is answered once with the credentials, on a new connection; a second 407 is proxy_auth_failed"
     )

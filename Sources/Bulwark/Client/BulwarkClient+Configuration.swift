@@ -49,7 +49,8 @@ extension BulwarkClient {
         /// default, as in AsyncHTTPClient and OkHttp; `false` never resends.
         public var retriesRequestsOnStaleConnections: Bool = true
         /// Connect to another address for a host and port, like curl's `--resolve HOST:PORT:ADDR`: the TLS name
-        /// (SNI) and the trust evaluation still use the URL's host.
+        /// (SNI) and the trust evaluation still use the URL's host. An override applies to a proxy's host and port
+        /// too, as curl's does (the proxy's TLS name and its trust still use its own name).
         ///
         /// ```swift
         /// configuration.resolveOverrides[.init(host: "api.example.com", port: 443)] = "127.0.0.1"

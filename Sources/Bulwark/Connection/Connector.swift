@@ -485,8 +485,9 @@ struct Connector: Sendable {
     }
 
     /// The address to connect to for a canonical host and port: the configuration's override (an IP address, checked
-    /// when the connector was made), or the host itself.
-    private func resolve(host: String, port: Int) -> (String, Int) {
+    /// when the connector was made), or the host itself. Applies to an origin and to a proxy alike, as curl's
+    /// `--resolve` does.
+    func resolve(host: String, port: Int) -> (String, Int) {
         let endpoint = BulwarkClient.Endpoint(canonicalHost: host, port: port)
         guard let override = self.settings.resolveOverrides[endpoint]?.literal else {
             return (host, port)

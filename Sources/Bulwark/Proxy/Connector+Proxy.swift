@@ -148,7 +148,8 @@ extension Connector {
                 }
             }
         let handshakeTimeout = self.settings.timeouts.connect
-        return Self.connect(bootstrap, host: route.endpoint.host, port: route.endpoint.port)
+        let address = self.resolve(host: route.endpoint.host, port: route.endpoint.port)
+        return Self.connect(bootstrap, host: address.0, port: address.1)
             .flatMapError { error -> EventLoopFuture<any Channel> in
                 let mapped = Self.mapConnectError(
                     error,
@@ -274,7 +275,8 @@ extension Connector {
                 deadline: deadline
             )
         case .http:
-            return Self.connect(bootstrap, host: proxy.endpoint.host, port: proxy.endpoint.port).flatMapError { error in
+            let address = self.resolve(host: proxy.endpoint.host, port: proxy.endpoint.port)
+            return Self.connect(bootstrap, host: address.0, port: address.1).flatMapError { error in
                 let mapped = Self.mapConnectError(error, host: proxy.endpoint.host, port: proxy.endpoint.port)
                 return eventLoop.makeFailedFuture(
                     BulwarkError(
