@@ -121,7 +121,8 @@ struct ConnectionPoolStateMachineTests {
     @Test func idleConnectionsAreReusedAndClosedByTheirOwnTimerOnly() {
         var machine = Machine(maximumConnectionsPerHost: 4)
         let connection = self.openHTTP1(&machine, "c")
-        guard case .keepIdle(let generation) = machine.release(connection, key: Self.key, reusable: true) else {
+        let step16 = machine.release(connection, key: Self.key, reusable: true, now: 1_000)
+        guard case .keepIdle(let generation) = step16 else {
             Issue.record("expected the connection to be kept idle")
             return
         }
@@ -132,14 +133,42 @@ struct ConnectionPoolStateMachineTests {
         #expect(leased?.1 == true)
         guard case .lease(_, _, let idleGeneration) = acquired.action else { return }
         #expect(idleGeneration == generation)
-        // The old timer fires late: the connection is in use, nothing is closed.
-        let step17 = machine.idleTimerFired(Self.key, generation: generation)
-        #expect(step17 == nil)
-        guard case .keepIdle(let second) = machine.release(connection, key: Self.key, reusable: true) else { return }
+        // The timer fires while the connection is in use: nothing is closed, the timer lapses.
+        let step17 = machine.idleTimerFired(connection, key: Self.key, now: 1_500, timeout: 1_000)
+        #expect(step17 == .notIdle)
+        guard case .keepIdle(let second) = machine.release(connection, key: Self.key, reusable: true, now: 1_800)
+        else { return }
         #expect(second != generation)
-        let step18 = machine.idleTimerFired(Self.key, generation: second)
-        #expect(step18 === connection)
+        // A timer set for the first idle period fires: the connection is idle, but only since 1,800.
+        let step18 = machine.idleTimerFired(connection, key: Self.key, now: 2_000, timeout: 1_000)
+        #expect(step18 == .checkAgain(at: 2_800))
+        #expect(machine.idleConnections(Self.key).first === connection)
+        let step19 = machine.idleTimerFired(connection, key: Self.key, now: 2_800, timeout: 1_000)
+        #expect(step19 == .close)
+        #expect(machine.idleConnections(Self.key).isEmpty)
         #expect(machine.openConnectionCount == 0)
+        // Closed once: a late timer finds nothing.
+        let step20 = machine.idleTimerFired(connection, key: Self.key, now: 5_000, timeout: 1_000)
+        #expect(step20 == .notIdle)
+    }
+
+    @Test func anIdleConnectionIsClosedOnlyAfterTheWholeTimeoutSinceItsLastRelease() {
+        var machine = Machine(maximumConnectionsPerHost: 4)
+        let first = self.openHTTP1(&machine, "first")
+        let second = self.openHTTP1(&machine, "second")
+        _ = machine.release(first, key: Self.key, reusable: true, now: 0)
+        _ = machine.release(second, key: Self.key, reusable: true, now: 400)
+        // One timer each: the first connection's closes it, the second's is told to wait for its own expiry.
+        let step21 = machine.idleTimerFired(first, key: Self.key, now: 1_000, timeout: 1_000)
+        #expect(step21 == .close)
+        let step22 = machine.idleTimerFired(second, key: Self.key, now: 1_000, timeout: 1_000)
+        #expect(step22 == .checkAgain(at: 1_400))
+        #expect(machine.idleConnections(Self.key).map(\.name) == ["second"])
+        #expect(machine.openConnectionCount == 1)
+        // A timeout that never ends closes nothing.
+        let step23 = machine.idleTimerFired(second, key: Self.key, now: 5_000, timeout: .max)
+        #expect(step23 == .notIdle)
+        #expect(machine.openConnectionCount == 1)
     }
 
     @Test func anIdleConnectionTheServerClosedIsSkippedAndItsSlotFreed() {

@@ -3,8 +3,7 @@ import NIOCore
 
 /// The requests of a client that have not finished, for a graceful shutdown: a request is in flight from
 /// ``BulwarkClient/execute(_:deadline:logger:)`` until its response head (``enter()``, ``leave(_:)``), and each of its
-/// exchanges until the exchange completes, response body included (``startExchange(cancel:)``,
-/// ``endExchange(_:)``).
+/// exchanges until the exchange completes, response body included (a ``Registration``).
 ///
 /// Once ``beginDraining()`` is called, new requests are refused; ``drained(before:)`` waits until nothing is in
 /// flight; ``cancelAll(_:)`` fails every exchange still running.
@@ -13,8 +12,9 @@ final class InFlightRequests: Sendable {
         var isDraining = false
         var nextID = 0
         var requests = 0
-        /// What fails each exchange in flight, by its number.
-        var exchanges: [Int: @Sendable (BulwarkError) -> Void] = [:]
+        /// The exchanges in flight, in no order: each registration knows its index here, so that it is added and
+        /// removed without a look-up (this happens twice per request).
+        var exchanges: [Registration] = []
         /// The error every exchange that starts from now on fails with at once, after ``cancelAll(_:)``.
         var cancellation: BulwarkError?
         var waiters: [Int: CheckedContinuation<Void, Never>] = [:]
@@ -51,22 +51,33 @@ final class InFlightRequests: Sendable {
         for waiter in waiters { waiter.resume() }
     }
 
-    /// Registers an exchange with what fails it; returns its number for ``endExchange(_:)``. After ``cancelAll(_:)``
-    /// the exchange is failed at once.
-    func startExchange(cancel: @escaping @Sendable (BulwarkError) -> Void) -> Int {
-        let (id, cancellation) = self.state.withLockedValue { state in
-            state.nextID += 1
-            state.exchanges[state.nextID] = cancel
-            return (state.nextID, state.cancellation)
+    /// Registers the exchange of `registration` with what fails it. After ``cancelAll(_:)`` the exchange is failed
+    /// at once. Nothing happens for a registration that ended already.
+    fileprivate func start(_ registration: Registration, cancel: @escaping @Sendable (BulwarkError) -> Void) {
+        let (registered, cancellation) = self.state.withLockedValue { state -> (Bool, BulwarkError?) in
+            guard case .idle = registration.stage else { return (false, nil) }
+            registration.stage = .started(index: state.exchanges.count)
+            registration.cancel = cancel
+            state.exchanges.append(registration)
+            return (true, state.cancellation)
         }
-        if let cancellation { cancel(cancellation) }
-        return id
+        if registered, let cancellation { cancel(cancellation) }
     }
 
-    /// Removes an exchange that completed or failed. Calling it again for the same number does nothing.
-    func endExchange(_ id: Int) {
-        let waiters = self.state.withLockedValue { state in
-            guard state.exchanges.removeValue(forKey: id) != nil else { return [CheckedContinuation<Void, Never>]() }
+    /// Removes the exchange of `registration`, which completed or failed. Ending it again does nothing.
+    fileprivate func end(_ registration: Registration) {
+        let waiters = self.state.withLockedValue { state -> [CheckedContinuation<Void, Never>] in
+            guard case .started(let index) = registration.stage else {
+                registration.stage = .ended
+                return []
+            }
+            registration.stage = .ended
+            registration.cancel = nil
+            let last = state.exchanges.removeLast()
+            if last !== registration {
+                state.exchanges[index] = last
+                last.stage = .started(index: index)
+            }
             return state.takeWaitersIfIdle()
         }
         for waiter in waiters { waiter.resume() }
@@ -124,7 +135,7 @@ final class InFlightRequests: Sendable {
     func cancelAll(_ error: BulwarkError) {
         let cancels = self.state.withLockedValue { state in
             state.cancellation = error
-            return Array(state.exchanges.values)
+            return state.exchanges.compactMap(\.cancel)
         }
         for cancel in cancels { cancel(error) }
     }
@@ -132,39 +143,34 @@ final class InFlightRequests: Sendable {
     /// One exchange's place in the registry: started once the exchange is under way, ended when it completed or
     /// failed. The two may come in either order (a small response can complete before the registration is made):
     /// an exchange ended first is never registered. Ending it again does nothing.
-    final class Registration: Sendable {
-        private enum State {
+    ///
+    /// `@unchecked Sendable`: its variables are read and written only under its registry's lock.
+    final class Registration: @unchecked Sendable {
+        fileprivate enum Stage {
             case idle
-            case started(InFlightRequests, Int)
+            /// Registered, at this index of the registry's exchanges.
+            case started(index: Int)
             case ended
         }
 
-        private let state = NIOLockedValueBox(State.idle)
+        private let registry: InFlightRequests
+        fileprivate var stage = Stage.idle
+        /// What fails the exchange, while it is registered.
+        fileprivate var cancel: (@Sendable (BulwarkError) -> Void)?
 
-        init() {}
-
-        func start(in registry: InFlightRequests, cancel: @escaping @Sendable (BulwarkError) -> Void) {
-            let ended = self.state.withLockedValue { state -> Bool in
-                if case .ended = state { return true }
-                return false
-            }
-            guard !ended else { return }
-            let id = registry.startExchange(cancel: cancel)
-            let endedMeanwhile = self.state.withLockedValue { state -> Bool in
-                if case .ended = state { return true }
-                state = .started(registry, id)
-                return false
-            }
-            if endedMeanwhile { registry.endExchange(id) }
+        /// A registration in `registry`, not yet started.
+        init(in registry: InFlightRequests) {
+            self.registry = registry
         }
 
+        /// Registers the exchange with what fails it (see ``InFlightRequests/cancelAll(_:)``).
+        func start(cancel: @escaping @Sendable (BulwarkError) -> Void) {
+            self.registry.start(self, cancel: cancel)
+        }
+
+        /// Ends the exchange's registration.
         func end() {
-            let registered = self.state.withLockedValue { state -> (InFlightRequests, Int)? in
-                defer { state = .ended }
-                if case .started(let registry, let id) = state { return (registry, id) }
-                return nil
-            }
-            if let (registry, id) = registered { registry.endExchange(id) }
+            self.registry.end(self)
         }
     }
 }

@@ -23,19 +23,83 @@ import NIOCore
 /// decisions out: it resumes waiting requests, schedules idle and deadline timers, and closes channels. The machine
 /// and that bookkeeping live behind one lock; no I/O happens while it is held.
 final class ConnectionPool: Sendable {
+    /// What a connection is pooled by. Its hash is computed once, when it is made or changed: the pool looks a key
+    /// up on every acquire and every release, and hashing its strings, identity and proxy each time cost more than the
+    /// rest of those look-ups.
     struct Key: Hashable, Sendable {
-        var scheme: String
-        var host: String
-        var port: Int
+        private struct Fields: Hashable, Sendable {
+            var scheme: String
+            var host: String
+            var port: Int
+            var identity: ClientIdentity?
+            var policyGeneration: Int
+            var proxy: ProxyRoute?
+        }
+
+        private var fields: Fields {
+            didSet { self.hashCode = self.fields.hashValue }
+        }
+        /// `fields.hashValue`, kept.
+        private var hashCode: Int
+
+        var scheme: String {
+            get { self.fields.scheme }
+            set { self.fields.scheme = newValue }
+        }
+        var host: String {
+            get { self.fields.host }
+            set { self.fields.host = newValue }
+        }
+        var port: Int {
+            get { self.fields.port }
+            set { self.fields.port = newValue }
+        }
         /// The client certificate the connection authenticates with, if any: connections made with different
         /// identities (or with none) are never shared.
-        var identity: ClientIdentity? = nil
+        var identity: ClientIdentity? {
+            get { self.fields.identity }
+            set { self.fields.identity = newValue }
+        }
         /// The policy generation the connection was made under (see `PolicyStore`): connections made under a replaced
         /// policy are never shared with requests that read the new one.
-        var policyGeneration = 0
+        var policyGeneration: Int {
+            get { self.fields.policyGeneration }
+            set { self.fields.policyGeneration = newValue }
+        }
         /// The proxy the connection goes through, if any: connections through different proxies (or none) are never
         /// shared.
-        var proxy: ProxyRoute? = nil
+        var proxy: ProxyRoute? {
+            get { self.fields.proxy }
+            set { self.fields.proxy = newValue }
+        }
+
+        init(
+            scheme: String,
+            host: String,
+            port: Int,
+            identity: ClientIdentity? = nil,
+            policyGeneration: Int = 0,
+            proxy: ProxyRoute? = nil
+        ) {
+            let fields = Fields(
+                scheme: scheme,
+                host: host,
+                port: port,
+                identity: identity,
+                policyGeneration: policyGeneration,
+                proxy: proxy
+            )
+            self.fields = fields
+            self.hashCode = fields.hashValue
+        }
+
+        static func == (lhs: Key, rhs: Key) -> Bool {
+            lhs.hashCode == rhs.hashCode && lhs.fields == rhs.fields
+        }
+
+        func hash(into hasher: inout Hasher) {
+            hasher.combine(self.hashCode)
+        }
     }
 
     /// A connection handed to one request.
@@ -71,9 +135,13 @@ final class ConnectionPool: Sendable {
     private struct State {
         var machine: StateMachine
         var waiters: [Int: Waiter] = [:]
-        /// Closes an idle connection when it stays idle; cancelled as soon as the connection is used again, so that
-        /// no timer outlives its purpose (NIO cancels timers by searching its timer queue).
-        var idleTimers: [Int: Scheduled<Void>] = [:]
+        /// The idle timer of each HTTP/1.1 connection that has one, by the connection. A connection keeps its timer
+        /// while it serves requests one after the other (setting one at each release and cancelling it at each
+        /// acquire cost a task on the event loop per request, and the cancellation, from the request's thread, a
+        /// wake-up of the loop): when it fires, the connection closes if it stayed idle for the whole timeout, the
+        /// timer is set again for the rest of it if it is idle since less, and lapses if it is in use. Removed (and
+        /// cancelled) when the connection closes or the pool lets go of it.
+        var idleTimers: [ObjectIdentifier: Scheduled<Void>] = [:]
         var nextWaiterID = 0
         /// Keys of an older policy generation are retired whatever ``retire(where:)`` is told (see
         /// ``retire(policyGenerationsBelow:where:)``).
@@ -137,11 +205,9 @@ final class ConnectionPool: Sendable {
                 )
                 // Counted under the lock that hands it out, so that a drain never closes it under this request.
                 if case .lease(.http2(let connection), _, _) = acquired.action { connection.leaseTaken() }
-                var timers = acquired.closedIdle.compactMap { state.idleTimers.removeValue(forKey: $0.generation) }
-                if case .lease(_, _, let generation?) = acquired.action,
-                    let timer = state.idleTimers.removeValue(forKey: generation)
-                {
-                    timers.append(timer)
+                // A leased idle connection keeps its timer (see `State.idleTimers`).
+                let timers = acquired.closedIdle.compactMap {
+                    state.idleTimers.removeValue(forKey: ObjectIdentifier($0.connection))
                 }
                 return (acquired, timers)
             }
@@ -251,49 +317,73 @@ final class ConnectionPool: Sendable {
     func release(_ connection: HTTP1Connection, key: Key, reusable: Bool) {
         enum Next {
             case handOff(Waiter?)
-            case keptIdle(generation: Int)
+            case keptIdle(needsTimer: Bool)
             case close(wake: Waiter?)
         }
+        let now = NIODeadline.now().uptimeNanoseconds
         let next: Next = self.state.withLockedValue { state in
-            switch state.machine.release(connection, key: key, reusable: reusable) {
+            switch state.machine.release(connection, key: key, reusable: reusable, now: now) {
             case .handOff(let id): return .handOff(state.waiters.removeValue(forKey: id))
-            case .keepIdle(let generation): return .keptIdle(generation: generation)
+            case .keepIdle: return .keptIdle(needsTimer: state.idleTimers[ObjectIdentifier(connection)] == nil)
             case .close(let id): return .close(wake: id.flatMap { state.waiters.removeValue(forKey: $0) })
             }
         }
         switch next {
         case .handOff(let waiter):
             waiter?.resume(returning: Lease(connection: .http1(connection), isReused: true))
-        case .keptIdle(let generation):
-            let timer = connection.channel.eventLoop.scheduleTask(in: self.options.idleTimeout) {
-                self.closeIfStillIdle(key: key, generation: generation)
+        case .keptIdle(let needsTimer):
+            if needsTimer {
+                self.setIdleTimer(connection, key: key, deadline: .uptimeNanoseconds(now) + self.options.idleTimeout)
             }
-            let stillIdle = self.state.withLockedValue { state -> Bool in
-                guard state.machine.isIdle(key, generation: generation) else { return false }
-                state.idleTimers[generation] = timer
-                return true
-            }
-            if !stillIdle { timer.cancel() }
         case .close(let wake):
             connection.channel.close(promise: nil)
             wake?.resume(returning: nil)
         }
     }
 
-    private func closeIfStillIdle(key: Key, generation: Int) {
-        let expired = self.state.withLockedValue { state -> HTTP1Connection? in
-            state.idleTimers[generation] = nil
-            return state.machine.idleTimerFired(key, generation: generation)
+    /// Sets the idle timer of `connection`, kept idle, unless it has one (or is no longer idle) by the time the
+    /// timer is made.
+    private func setIdleTimer(_ connection: HTTP1Connection, key: Key, deadline: NIODeadline) {
+        let timer = connection.channel.eventLoop.scheduleTask(deadline: deadline) {
+            self.idleTimerFired(connection, key: key)
         }
-        expired?.channel.close(promise: nil)
+        let kept = self.state.withLockedValue { state -> Bool in
+            let id = ObjectIdentifier(connection)
+            guard state.idleTimers[id] == nil, !state.machine.isShutdown,
+                state.machine.idleConnections(key).contains(where: { $0 === connection })
+            else { return false }
+            state.idleTimers[id] = timer
+            return true
+        }
+        if !kept { timer.cancel() }
+    }
+
+    /// The idle timer of `connection` fired: closes it if it stayed idle for the whole timeout, sets the timer for
+    /// the rest if it is idle since less, and lets the timer lapse if the connection is in use.
+    private func idleTimerFired(_ connection: HTTP1Connection, key: Key) {
+        let now = NIODeadline.now().uptimeNanoseconds
+        let timeout = UInt64(max(self.options.idleTimeout.nanoseconds, 0))
+        let check = self.state.withLockedValue { state -> StateMachine.IdleCheck in
+            state.idleTimers[ObjectIdentifier(connection)] = nil
+            return state.machine.idleTimerFired(connection, key: key, now: now, timeout: timeout)
+        }
+        switch check {
+        case .close:
+            connection.channel.close(promise: nil)
+        case .checkAgain(let expiry):
+            self.setIdleTimer(connection, key: key, deadline: .uptimeNanoseconds(expiry))
+        case .notIdle:
+            break
+        }
     }
 
     /// The server (or anything else) closed an HTTP/1.1 connection: forget it if it was idle.
     private func closed(_ connection: HTTP1Connection, key: Key) {
         let (timer, wake) = self.state.withLockedValue { state -> (Scheduled<Void>?, Waiter?) in
-            let (generation, wake) = state.machine.closedHTTP1(connection, key: key)
+            let (_, wake) = state.machine.closedHTTP1(connection, key: key)
+            // Its timer, idle or not (a connection in use keeps the timer of its last idle period).
             return (
-                generation.flatMap { state.idleTimers.removeValue(forKey: $0) },
+                state.idleTimers.removeValue(forKey: ObjectIdentifier(connection)),
                 wake.flatMap { state.waiters.removeValue(forKey: $0) }
             )
         }
@@ -328,7 +418,7 @@ final class ConnectionPool: Sendable {
     func signOut() async -> Int {
         let channels = self.state.withLockedValue { state -> [any Channel] in
             let (idle, http2) = state.machine.signOut()
-            for entry in idle { state.idleTimers.removeValue(forKey: entry.generation)?.cancel() }
+            for entry in idle { state.idleTimers.removeValue(forKey: ObjectIdentifier(entry.connection))?.cancel() }
             return idle.map(\.connection.channel) + http2.map(\.channel)
         }
         for channel in channels {
@@ -356,7 +446,7 @@ final class ConnectionPool: Sendable {
             if let generation { state.minimumPolicyGeneration = max(state.minimumPolicyGeneration, generation) }
             let minimum = state.minimumPolicyGeneration
             let (idle, http2, waiting) = state.machine.retire { $0.policyGeneration < minimum || isStale($0) }
-            for entry in idle { state.idleTimers.removeValue(forKey: entry.generation)?.cancel() }
+            for entry in idle { state.idleTimers.removeValue(forKey: ObjectIdentifier(entry.connection))?.cancel() }
             return (idle.map(\.connection), http2, state.takeWaiters(waiting))
         }
         for connection in idle { connection.channel.close(promise: nil) }
@@ -373,7 +463,7 @@ final class ConnectionPool: Sendable {
     func shutdown() async {
         let (channels, waiters) = self.state.withLockedValue { state -> ([any Channel], [Waiter]) in
             let (idle, http2, waiting) = state.machine.shutdown()
-            for entry in idle { state.idleTimers.removeValue(forKey: entry.generation)?.cancel() }
+            for entry in idle { state.idleTimers.removeValue(forKey: ObjectIdentifier(entry.connection))?.cancel() }
             return (idle.map(\.connection.channel) + http2.map(\.channel), state.takeWaiters(waiting))
         }
         for waiter in waiters { waiter.resume(throwing: BulwarkError(.clientShutdown, host: nil)) }

@@ -31,10 +31,12 @@ struct ConnectionPoolStateMachine<Key: Hashable, HTTP1: PoolableConnection, HTTP
         case http2(HTTP2)
     }
 
-    /// An idle HTTP/1.1 connection; `generation` names it for its idle timer.
+    /// An idle HTTP/1.1 connection; `generation` names this idle period, `since` is when it began (in the pool's
+    /// clock, nanoseconds).
     struct Idle {
         var connection: HTTP1
         var generation: Int
+        var since: UInt64 = 0
     }
 
     fileprivate struct PerKey {
@@ -99,8 +101,8 @@ struct ConnectionPoolStateMachine<Key: Hashable, HTTP1: PoolableConnection, HTTP
     /// for after it was forgotten).
     mutating func acquire(_ key: Key, evenIfRetired: Bool = false, retired: Bool = false) -> Acquired {
         guard !self.isShutdown else { return Acquired(action: .failShutdown) }
-        if retired, self.keys[key]?.retired != true { self.keys[key, default: PerKey()].retired = true }
-        if self.keys[key]?.retired == true {
+        if retired || self.keys[key]?.retired == true {
+            if retired { self.keys[key, default: PerKey()].retired = true }
             guard evenIfRetired else {
                 self.forgetIfDone(key)
                 return Acquired(action: .stale)
@@ -108,11 +110,21 @@ struct ConnectionPoolStateMachine<Key: Hashable, HTTP1: PoolableConnection, HTTP
             self.keys[key]?.open += 1
             return Acquired(action: .connect)
         }
-        var perKey = self.keys[key, default: PerKey()]
-        defer { self.keys[key] = perKey }
+        let epoch = self.credentialEpoch
+        let maximum = self.maximumConnectionsPerHost
+        // In place (one look-up, and the key's arrays are not copied, as they would be in a copy of its entry).
+        return Self.acquire(&self.keys[key, default: PerKey()], credentialEpoch: epoch, maximumConnections: maximum)
+    }
+
+    /// ``acquire(_:evenIfRetired:retired:)`` for a key that is not retired, on its entry.
+    private static func acquire(
+        _ perKey: inout PerKey,
+        credentialEpoch: Int,
+        maximumConnections: Int
+    ) -> Acquired {
         var result = Acquired(action: .wait)
         if let http2 = perKey.http2 {
-            if http2.carriedCredentials(before: self.credentialEpoch) {
+            if http2.carriedCredentials(before: credentialEpoch) {
                 // Marked with a signed-out session's credentials after that sign-out ran.
                 result.retiredHTTP2 = http2
                 perKey.http2 = nil
@@ -132,7 +144,7 @@ struct ConnectionPoolStateMachine<Key: Hashable, HTTP1: PoolableConnection, HTTP
             perKey.open -= 1
         }
         let protocolUnknown = !perKey.knownHTTP1 && perKey.open > 0
-        if !protocolUnknown && perKey.open < self.maximumConnectionsPerHost {
+        if !protocolUnknown && perKey.open < maximumConnections {
             perKey.open += 1
             result.action = .connect
         }
@@ -214,30 +226,76 @@ struct ConnectionPoolStateMachine<Key: Hashable, HTTP1: PoolableConnection, HTTP
         case close(wake: Int?)
     }
 
-    mutating func release(_ connection: HTTP1, key: Key, reusable: Bool) -> ReleaseAction {
-        var perKey = self.keys[key, default: PerKey()]
-        defer {
-            self.keys[key] = perKey
-            self.forgetIfDone(key)
-        }
-        let retired = perKey.retired || connection.carriedCredentials(before: self.credentialEpoch)
-        guard reusable, !self.isShutdown, !retired, connection.isOpen else {
-            perKey.open -= 1
-            return .close(wake: perKey.waiters.isEmpty ? nil : perKey.waiters.removeFirst())
-        }
-        if !perKey.waiters.isEmpty {
-            return .handOff(waiter: perKey.waiters.removeFirst())
-        }
-        self.generation += 1
-        perKey.idle.append(Idle(connection: connection, generation: self.generation))
-        return .keepIdle(generation: self.generation)
+    ///
+    /// - Parameter now: The time, in the clock ``idleTimerFired(_:key:now:timeout:)`` is given.
+    mutating func release(_ connection: HTTP1, key: Key, reusable: Bool, now: UInt64 = 0) -> ReleaseAction {
+        let epoch = self.credentialEpoch
+        let isShutdown = self.isShutdown
+        // In place, as in `acquire`.
+        let (action, forgettable) = Self.release(
+            connection,
+            from: &self.keys[key, default: PerKey()],
+            reusable: reusable && !isShutdown,
+            credentialEpoch: epoch,
+            generation: &self.generation,
+            now: now
+        )
+        if forgettable { self.keys[key] = nil }
+        return action
     }
 
-    /// The idle timer of `generation` fired: the connection to close, if it is still idle.
-    mutating func idleTimerFired(_ key: Key, generation: Int) -> HTTP1? {
-        guard let index = self.keys[key]?.idle.firstIndex(where: { $0.generation == generation }) else { return nil }
+    /// ``release(_:key:reusable:)`` on the key's entry; also whether the entry can be forgotten now.
+    private static func release(
+        _ connection: HTTP1,
+        from perKey: inout PerKey,
+        reusable: Bool,
+        credentialEpoch: Int,
+        generation: inout Int,
+        now: UInt64
+    ) -> (ReleaseAction, Bool) {
+        let retired = perKey.retired || connection.carriedCredentials(before: credentialEpoch)
+        guard reusable, !retired, connection.isOpen else {
+            perKey.open -= 1
+            let wake = perKey.waiters.isEmpty ? nil : perKey.waiters.removeFirst()
+            return (.close(wake: wake), perKey.isForgettable)
+        }
+        if !perKey.waiters.isEmpty {
+            return (.handOff(waiter: perKey.waiters.removeFirst()), perKey.isForgettable)
+        }
+        generation += 1
+        perKey.idle.append(Idle(connection: connection, generation: generation, since: now))
+        return (.keepIdle(generation: generation), perKey.isForgettable)
+    }
+
+    /// What the idle timer of a connection leads to.
+    enum IdleCheck: Equatable {
+        /// The connection was idle for the whole timeout: it is forgotten; close it.
+        case close
+        /// The connection is idle, but has not been for the whole timeout: check again at this time.
+        case checkAgain(at: UInt64)
+        /// The connection is not idle (in use, or gone): its timer lapses; it gets one when it is next kept idle.
+        case notIdle
+    }
+
+    /// The idle timer of `connection` fired at `now`. A connection keeps one timer while it goes back and forth
+    /// between requests (none is set or cancelled per request): when it fires, the connection closes if it has been
+    /// idle for `timeout` since it was last released, and is checked again when that time comes otherwise.
+    mutating func idleTimerFired(_ connection: HTTP1, key: Key, now: UInt64, timeout: UInt64) -> IdleCheck {
+        guard let index = self.keys[key]?.idle.firstIndex(where: { $0.connection === connection }),
+            let since = self.keys[key]?.idle[index].since
+        else { return .notIdle }
+        let (expiry, overflow) = since.addingReportingOverflow(timeout)
+        if overflow {
+            // A timeout that never ends.
+            return .notIdle
+        }
+        if now < expiry {
+            return .checkAgain(at: expiry)
+        }
+        self.keys[key]?.idle.remove(at: index)
         self.keys[key]?.open -= 1
-        return self.keys[key]?.idle.remove(at: index).connection
+        self.forgetIfDone(key)
+        return .close
     }
 
     /// Whether the connection of `generation` is still idle (its timer is still wanted).

@@ -31,7 +31,13 @@ struct RedirectState: Sendable {
     /// The hop to send, or sent last, without the credentials and cookies attached from the store and the jar.
     private(set) var request: BulwarkRequest
     /// The chain so far: its first host, the URLs requested, the hops followed, whether the origin changed.
-    private(set) var chain: RedirectChain
+    var chain: RedirectChain {
+        // Before the first redirect, ``request`` is the request itself.
+        self.startedChain ?? RedirectChain(startingAt: self.request.url)
+    }
+    /// The chain, once a response was a redirect: made then, so that a request answered without a redirect (nearly
+    /// every one) does not read its URL once more for it (``RequestTarget`` has read it to send the request).
+    private var startedChain: RedirectChain?
     /// Every redirect decided, oldest first, the refused one last.
     private(set) var history: [RedirectRecord] = []
     /// What the store attached to the hop sent last; nil before the first hop is sent.
@@ -43,7 +49,6 @@ struct RedirectState: Sendable {
         self.policy = policy
         self.requestID = requestID
         self.request = request
-        self.chain = RedirectChain(startingAt: request.url)
     }
 
     /// The store entries the next hop may carry: for a redirect hop, those the hop before it carried (a response
@@ -78,6 +83,8 @@ struct RedirectState: Sendable {
             return (.finish, [])
         }
         let current = self.request
+        let chain = self.chain
+        self.startedChain = chain
         let hop = RedirectHop(
             request: RedirectRequest(
                 method: current.method.rawValue,
@@ -87,7 +94,7 @@ struct RedirectState: Sendable {
             ),
             status: status,
             locations: locations,
-            chain: self.chain
+            chain: chain
         )
         let record = RedirectRecord(url: current.url, status: status, decision: self.policy.decide(hop))
         self.history.append(record)
@@ -104,7 +111,7 @@ struct RedirectState: Sendable {
             let error = BulwarkError.redirectRefused(refusal, host: self.chain.initialHost, redirects: self.history)
             return (.fail(error), events)
         case .follow(let follow):
-            self.chain.record(follow)
+            self.startedChain?.record(follow)
             var headers = HTTPHeaders()
             headers.reserveCapacity(follow.headers.count)
             for field in follow.headers {

@@ -31,7 +31,7 @@ extension RequestExecutor {
             }
             let written = NIOLockedValueBox(false)
             // The exchange is in flight until it completes (on success, when its response body has ended).
-            let registration = InFlightRequests.Registration()
+            let registration = InFlightRequests.Registration(in: self.inFlight)
             do {
                 return try await self.send(
                     request,
@@ -121,21 +121,40 @@ extension RequestExecutor {
             (HTTPResponseHead, ResponseBodyProducer)
         >
 
-    /// An exchange started on a connection: what the task awaits, and what cancellation fails.
-    private struct Started: Sendable {
-        var lease: ConnectionPool.Lease
-        var handler: NIOLoopBound<HTTPExchangeHandler>
-        var head: EventLoopFuture<(HTTPResponseHead, ResponseBodyProducer)>
-        var version: String
+    /// An exchange started on a connection: what the task awaits, and what cancellation fails. A class: it is passed
+    /// from the event loop to the task and on to the response, and a reference is copied for less than its fields.
+    private final class Started: Sendable {
+        let lease: ConnectionPool.Lease
+        let handler: NIOLoopBound<HTTPExchangeHandler>
+        let head: EventLoopFuture<(HTTPResponseHead, ResponseBodyProducer)>
+        let version: String
+
+        init(
+            lease: ConnectionPool.Lease,
+            handler: NIOLoopBound<HTTPExchangeHandler>,
+            head: EventLoopFuture<(HTTPResponseHead, ResponseBodyProducer)>,
+            version: String
+        ) {
+            self.lease = lease
+            self.handler = handler
+            self.head = head
+            self.version = version
+        }
     }
+
+    /// What a request without a streamed body waits for: its exchange, and the exchange's response head.
+    private typealias Answer = (Started, HTTPResponseHead, ResponseBodyProducer)
 
     /// What `send` waits for once `begin` has set the exchange under way.
     private struct Pending: Sendable {
         /// The exchange started on its connection.
         var started: EventLoopFuture<Started>
-        /// `started`, or the error that abandoned it first (cancellation, the deadline, a shutdown).
-        var ready: EventLoopPromise<Started>
-        /// Fails `ready` and gives a connection that completes later to the pool unused.
+        /// For a request without a streamed body: the exchange and its response head, or the error that abandoned
+        /// the exchange before it started (cancellation, the deadline, a shutdown), handed over by the event loop.
+        var answer: ExchangeHandoff<Answer>
+        /// For a request with a streamed body: `started`, or the error that abandoned it first.
+        var ready: EventLoopPromise<Started>?
+        /// Fails `answer` (or `ready`) and gives a connection that completes later to the pool unused.
         var abandon: @Sendable (BulwarkError) -> Void
         /// The producer of a streamed request body.
         var streamProducer: (@Sendable (BulwarkRequest.BodyWriter) async throws -> Void)?
@@ -279,14 +298,60 @@ extension RequestExecutor {
                 }
             }
         }
+        let eventLoop: any EventLoop
+        switch acquired {
+        case .leased(let lease): eventLoop = lease.connection.channel.eventLoop
+        case .stale: preconditionFailure("a stale key is chosen again before sending")
+        case .connect: eventLoop = self.connector.eventLoopGroup.next()
+        }
+        // What the task waits for until the exchange has started: the exchange, or its abandonment (cancellation, or
+        // the deadline while connecting), whichever comes first.
+        let answer = ExchangeHandoff<Answer>()
+        let ready = streamProducer == nil ? nil : eventLoop.makePromise(of: Started.self)
+        let abandon: @Sendable (BulwarkError) -> Void = { error in
+            abandoned.withLockedValue { $0 = $0 ?? error }
+            // A promise completed twice keeps its first result.
+            ready?.fail(error)
+            answer.abandon(error)
+        }
+        let deadlineTimer = deadline.map { deadline in
+            eventLoop.scheduleTask(deadline: deadline) {
+                abandon(BulwarkError(.deadlineExceeded, host: host))
+            }
+        }
+        // On the event loop: what the task waits for follows the exchange from there. Callbacks added to a future
+        // from the task's thread would each be one more task on the event loop (and perhaps a wake-up of it).
+        let follow: @Sendable (EventLoopFuture<Started>) -> Void = { started in
+            if let deadlineTimer { started.whenComplete { _ in deadlineTimer.cancel() } }
+            if let ready {
+                started.cascade(to: ready)
+                return
+            }
+            started.whenComplete { result in
+                switch result {
+                case .success(let exchange):
+                    answer.exchangeStarted()
+                    exchange.head.whenComplete { head in
+                        answer.complete(head.map { (exchange, $0.0, $0.1) })
+                    }
+                case .failure(let error):
+                    answer.complete(.failure(error))
+                }
+            }
+        }
         let started: EventLoopFuture<Started>
         switch acquired {
         case .leased(let lease):
-            started = lease.connection.channel.eventLoop.flatSubmit { start(lease) }
+            let promise = eventLoop.makePromise(of: Started.self)
+            started = promise.futureResult
+            // One task on the connection's event loop: the exchange starts there, and is followed from there.
+            eventLoop.execute {
+                follow(promise.futureResult)
+                start(lease).cascade(to: promise)
+            }
         case .stale:
             preconditionFailure("a stale key is chosen again before sending")
         case .connect:
-            let eventLoop = self.connector.eventLoopGroup.next()
             started = self.connector.connect(
                 to: target,
                 on: eventLoop,
@@ -299,28 +364,16 @@ extension RequestExecutor {
                 throw error
             }
             .flatMap { connection in start(pool.connected(connection, key: key)) }
+            started.eventLoop.execute { follow(started) }
         }
-        // What the task waits for until the exchange has started: `started`, or its abandonment (cancellation, or the
-        // deadline while connecting), whichever comes first. A promise completed twice keeps its first result.
-        let ready = started.eventLoop.makePromise(of: Started.self)
-        started.cascade(to: ready)
-        let abandon: @Sendable (BulwarkError) -> Void = { error in
-            abandoned.withLockedValue { $0 = $0 ?? error }
-            ready.fail(error)
-        }
-        let deadlineTimer = deadline.map { deadline in
-            started.eventLoop.scheduleTask(deadline: deadline) {
-                abandon(BulwarkError(.deadlineExceeded, host: host))
-            }
-        }
-        started.whenComplete { _ in deadlineTimer?.cancel() }
         // A graceful shutdown past its grace period fails the exchange as cancellation does.
-        registration.start(in: self.inFlight) { error in
+        registration.start { error in
             abandon(error)
             started.whenSuccess { $0.handler.value.fail(error) }
         }
         return Pending(
             started: started,
+            answer: answer,
             ready: ready,
             abandon: abandon,
             streamProducer: streamProducer,
@@ -340,12 +393,15 @@ extension RequestExecutor {
         let exchange: Started
         let responseHead: HTTPResponseHead
         let producer: ResponseBodyProducer
-        if let streamProducer = pending.streamProducer {
-            (exchange, responseHead, producer) = try await self.streamed(streamProducer, pending: pending, host: host)
+        if let streamProducer = pending.streamProducer, let ready = pending.ready {
+            (exchange, responseHead, producer) = try await self.streamed(
+                streamProducer,
+                ready: ready,
+                declaredLength: pending.declaredLength,
+                host: host
+            )
         } else {
-            (exchange, (responseHead, producer)) = try await pending.ready.futureResult.flatMap { exchange in
-                exchange.head.map { (exchange, $0) }
-            }.get()
+            (exchange, responseHead, producer) = try await pending.answer.value()
         }
         var body = BulwarkResponse.Body(producer: producer, host: host)
         if target.isTLS && ClientCertificateRefusalPage.mayBe(responseHead, method: request.method) {
@@ -359,13 +415,14 @@ extension RequestExecutor {
     @inline(never)
     private func streamed(
         _ streamProducer: @Sendable (BulwarkRequest.BodyWriter) async throws -> Void,
-        pending: Pending,
+        ready: EventLoopPromise<Started>,
+        declaredLength: Int?,
         host: String
     ) async throws -> (Started, HTTPResponseHead, ResponseBodyProducer) {
-        let exchange = try await pending.ready.futureResult.get()
+        let exchange = try await ready.futureResult.get()
         try await self.stream(
             streamProducer,
-            declaredLength: pending.declaredLength,
+            declaredLength: declaredLength,
             through: exchange.handler,
             host: host
         )

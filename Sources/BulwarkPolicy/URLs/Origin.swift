@@ -71,9 +71,14 @@ package struct Origin: Hashable, Sendable, CustomStringConvertible {
     /// the `Host` header's value.
     package var authority: String {
         // A byte search: with Foundation imported, `contains(":")` is NSString's `range(of:)`. This is built for
-        // every request (the `Host` header, the redirect chain's first URL).
-        let literal = self.host.utf8.contains(UInt8(ascii: ":")) ? "[\(self.host)]" : self.host
-        return self.port == Self.defaultPort(for: self.scheme) ? literal : "\(literal):\(self.port)"
+        // every request (its `Host` header).
+        var text = self.host.utf8.contains(UInt8(ascii: ":")) ? "[" + self.host + "]" : self.host
+        if self.port != Self.defaultPort(for: self.scheme) {
+            // Appended rather than interpolated: no interpolation buffer is made for it.
+            text += ":"
+            text += String(self.port)
+        }
+        return text
     }
 
     /// `https://api.example.com:443`: scheme, host and port, the port always written.
