@@ -15,7 +15,9 @@ struct SensitiveHeaderHandlerTests {
     func written(_ fields: [(String, String)]) throws -> [(name: String, indexing: HPACKIndexing)] {
         let channel = EmbeddedChannel()
         let names: Set<String> = ["authorization", "cookie", "proxy-authorization", Self.long]
-        try channel.pipeline.syncOperations.addHandler(SensitiveHeaderHandler(names: names))
+        try channel.pipeline.syncOperations.addHandler(
+            HTTP2StreamHeadersHandler(sensitiveNames: names, host: "example.com")
+        )
         try channel.writeOutbound(HTTP2Frame.FramePayload.headers(.init(headers: HPACKHeaders(fields))))
         guard case .headers(let payload) = try channel.readOutbound(as: HTTP2Frame.FramePayload.self) else {
             Issue.record("no HEADERS payload went out")

@@ -45,6 +45,8 @@ final class HTTP2Connection: Sendable {
     let credentialEpoch = NIOLockedValueBox<Int?>(nil)
     /// The server's refusal of the client certificate, once it arrived (see ``ClientCertificateRejectionRecorder``).
     let clientCertificateRejection: NIOLockedValueBox<BulwarkError?>
+    /// The connection's write coalescer, once ``writeCoalescer()`` found it.
+    private let coalescer: NIOLoopBoundBox<WriteCoalescingHandler?>
     /// Requests holding this connection, and whether it drains (closes once the last of them ends): see
     /// ``drain()``.
     private let usage = NIOLockedValueBox(Usage())
@@ -66,6 +68,7 @@ final class HTTP2Connection: Sendable {
     ) {
         self.clientCertificateRejection = clientCertificateRejection
         self.channel = channel
+        self.coalescer = .makeEmptyBox(valueType: WriteCoalescingHandler.self, eventLoop: channel.eventLoop)
         self.multiplexer = multiplexer
         self.trust = trust
         self.host = host
@@ -100,44 +103,72 @@ final class HTTP2Connection: Sendable {
     }
 
     /// Opens a stream ready for one exchange, whose headers in `sensitiveHeaderNames` (lower-case) are sent never
-    /// indexed (see ``SensitiveHeaderHandler``). Call on the connection's event loop; the future completes there,
+    /// indexed (see ``HTTP2StreamHeadersHandler``). Call on the connection's event loop; the future completes there,
     /// failed only with a ``BulwarkError``. The lease the request holds (``leaseTaken()``) ends when the stream
     /// closes, or at once if it cannot be opened.
+    ///
+    /// The stream is counted open, then ended, for the connection's ``WriteCoalescingHandler``, which defers a flush
+    /// only when other requests may join it.
     func openStream(
         sensitiveHeaderNames: Set<String>
     ) -> EventLoopFuture<(any Channel, NIOLoopBound<HTTPExchangeHandler>)> {
-        let host = self.host
-        let decompression = self.decompression
-        let idleRead = self.idleRead
+        // Two promises per stream: the stream's, completed by NIOHTTP2 once the stream is active (or failed), and the
+        // one returned. The closures capture little (the connection, the promises): each captured value is retained
+        // and released once per request.
         let eventLoop = self.channel.eventLoop
-        let handlerPromise = eventLoop.makePromise(of: NIOLoopBound<HTTPExchangeHandler>.self)
-        let streamFuture = self.multiplexer.value.createStreamChannel { stream in
-            do {
-                let handler = try Self.addStreamHandlers(
+        let opened = eventLoop.makePromise(of: (any Channel, NIOLoopBound<HTTPExchangeHandler>).self)
+        let streamPromise = eventLoop.makePromise(of: (any Channel).self)
+        self.multiplexer.value.createStreamChannel(promise: streamPromise) { stream in
+            self.configure(stream, sensitiveHeaderNames: sensitiveHeaderNames, active: streamPromise, opened: opened)
+        }
+        streamPromise.futureResult.whenFailure { error in
+            self.leaseEnded()
+            opened.fail(self.replacingWithRejection(HTTPExchangeHandler.map(error, host: self.host)))
+        }
+        return opened.futureResult
+    }
+
+    /// Adds the stream's handlers; once the stream is active (`active` succeeded), counts it open until it closes and
+    /// succeeds `opened`.
+    private func configure(
+        _ stream: any Channel,
+        sensitiveHeaderNames: Set<String>,
+        active: EventLoopPromise<any Channel>,
+        opened: EventLoopPromise<(any Channel, NIOLoopBound<HTTPExchangeHandler>)>
+    ) -> EventLoopFuture<Void> {
+        let handler: NIOLoopBound<HTTPExchangeHandler>
+        do {
+            handler = NIOLoopBound(
+                try Self.addStreamHandlers(
                     to: stream.pipeline.syncOperations,
                     sensitiveHeaderNames: sensitiveHeaderNames,
-                    host: host,
-                    decompression: decompression,
-                    idleRead: idleRead
-                )
-                handlerPromise.succeed(NIOLoopBound(handler, eventLoop: stream.eventLoop))
-                return stream.eventLoop.makeSucceededVoidFuture()
-            } catch {
-                handlerPromise.fail(error)
-                return stream.eventLoop.makeFailedFuture(error)
+                    host: self.host,
+                    decompression: self.decompression,
+                    idleRead: self.idleRead
+                ),
+                eventLoop: stream.eventLoop
+            )
+        } catch {
+            return stream.eventLoop.makeFailedFuture(error)
+        }
+        active.futureResult.whenSuccess { stream in
+            self.writeCoalescer()?.streamOpened()
+            stream.closeFuture.whenComplete { _ in
+                self.coalescer.value?.streamClosed()
+                self.leaseEnded()
             }
+            opened.succeed((stream, handler))
         }
-        streamFuture.whenComplete { result in
-            switch result {
-            case .success(let stream): stream.closeFuture.whenComplete { _ in self.leaseEnded() }
-            case .failure: self.leaseEnded()
-            }
-        }
-        let rejection = self.clientCertificateRejection
-        return streamFuture.and(handlerPromise.futureResult).flatMapErrorThrowing { error in
-            handlerPromise.fail(error)
-            throw rejection.withLockedValue { $0 } ?? HTTPExchangeHandler.map(error, host: host)
-        }
+        return stream.eventLoop.makeSucceededVoidFuture()
+    }
+
+    /// The connection's ``WriteCoalescingHandler`` (looked up on the first stream; the connector puts one on every
+    /// HTTP/2 connection). Call on the connection's event loop.
+    private func writeCoalescer() -> WriteCoalescingHandler? {
+        if let found = self.coalescer.value { return found }
+        let found = try? self.channel.pipeline.syncOperations.handler(type: WriteCoalescingHandler.self)
+        self.coalescer.value = found
+        return found
     }
 
     /// `error`, or the server's refusal of the client certificate when that is why the connection ended.
@@ -153,8 +184,7 @@ final class HTTP2Connection: Sendable {
         decompression: BulwarkClient.Decompression?,
         idleRead: TimeAmount
     ) throws -> HTTPExchangeHandler {
-        try sync.addHandler(SensitiveHeaderHandler(names: sensitiveHeaderNames))
-        try sync.addHandler(HTTP2ResponseStatusValidator(host: host))
+        try sync.addHandler(HTTP2StreamHeadersHandler(sensitiveNames: sensitiveHeaderNames, host: host))
         try sync.addHandler(HTTP2FramePayloadToHTTP1ClientCodec(httpProtocol: .https))
         return try Connector.addResponseHandlers(
             to: sync,
