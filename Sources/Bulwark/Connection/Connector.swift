@@ -174,7 +174,11 @@ struct Connector: Sendable {
             let tlsHandler = try NIOSSLClientHandler(
                 context: sslContext,
                 serverHostname: serverName,
-                customVerificationCallbackWithMetadata: { certificates, promise in
+                // Weakly: NIOSSL keeps this callback for the connection's whole life, and the verification (its
+                // decision, its locks, about 380 bytes) is needed only until the handshake ends; the handshake's
+                // own callbacks below hold it until then. A callback after that refuses.
+                customVerificationCallbackWithMetadata: { [weak verification] certificates, promise in
+                    guard let verification else { return promise.succeed(.failed) }
                     verification.verify(certificates, promise: promise)
                 }
             )

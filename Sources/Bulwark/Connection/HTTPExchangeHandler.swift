@@ -64,7 +64,12 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// Response bodies handed out on this channel: the current one's number, which its reader's news must carry.
     private var bodies = 0
     private var context: ChannelHandlerContext?
-    private var readTimer: Scheduled<Void>?
+    /// The read timer: a scheduled callback, which allocates nothing (a `scheduleTask` timer allocates its promise and
+    /// three closures, about 300 bytes that every idle pooled connection kept until the timer lapsed).
+    private var readTimer: NIOScheduledCallback?
+    /// The writer of the streamed request body being sent, told when the channel can take more and when the exchange
+    /// fails.
+    private var bodyWriter: RequestBodyWriter?
     private var host: String { self.machine.host }
     /// The server's port, for errors that name `host:port`; nil on connections that do not know it.
     private let port: Int?
@@ -145,22 +150,18 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// uses it (a keep-alive request schedules and cancels no timer), and on an idle connection it lapses when it
     /// fires. Failing or closing the channel cancels it.
     private func scheduleReadTimer(at deadline: NIODeadline, on eventLoop: any EventLoop) {
-        self.readTimer = eventLoop.assumeIsolated().scheduleTask(deadline: deadline) { [self] in
-            self.readTimer = nil
-            switch self.machine.readTimerFired(now: eventLoop.now) {
-            case .none: break
-            case .reschedule(let next): self.scheduleReadTimer(at: next, on: eventLoop)
-            case .fail(let error): self.fail(error)
-            }
-        }
+        // Fails only on an event loop that is shutting down, whose channels close: no timer is needed then.
+        self.readTimer = try? eventLoop.assumeIsolated().scheduleCallback(at: deadline, handler: self)
     }
 
     private func stopReadTimer() {
-        self.readTimer?.cancel()
-        self.readTimer = nil
+        if let readTimer = self.readTimer {
+            self.readTimer = nil
+            readTimer.cancel()
+        }
     }
 
-    /// Writes one chunk of a streamed request body.
+    /// Writes one chunk of a streamed request body, and completes `promise` once it is written to the socket.
     func writeBodyChunk(_ buffer: ByteBuffer, promise: EventLoopPromise<Void>) {
         guard let context else {
             promise.fail(BulwarkError(.remoteConnectionClosed, host: self.host))
@@ -169,13 +170,54 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
         context.writeAndFlush(self.wrapOutboundOut(.body(.byteBuffer(buffer))), promise: promise)
     }
 
-    /// Ends a streamed request body.
+    /// Ends a streamed request body written with ``writeBodyChunk(_:promise:)``.
     func endBody(promise: EventLoopPromise<Void>) {
         guard let context else {
             promise.fail(BulwarkError(.remoteConnectionClosed, host: self.host))
             return
         }
         context.writeAndFlush(self.wrapOutboundOut(.end(nil)), promise: promise)
+    }
+
+    /// Writes one chunk that `writer` handed over, and tells it whether the channel can take more. A chunk that comes
+    /// after the exchange failed is dropped, and the writer told why.
+    func writeBodyChunk(_ buffer: ByteBuffer, writer: RequestBodyWriter) {
+        guard let context else {
+            writer.fail(self.closedError)
+            return
+        }
+        if case .closed(let error) = self.machine.state {
+            writer.fail(error)
+            return
+        }
+        self.bodyWriter = writer
+        context.writeAndFlush(self.wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
+        writer.written(buffer.readableBytes, channelWritable: context.channel.isWritable)
+    }
+
+    /// Ends the request body that `writer` streamed; `promise` completes once the end is written.
+    func endBody(writer: RequestBodyWriter, promise: EventLoopPromise<Void>) {
+        self.bodyWriter = nil
+        guard let context else {
+            promise.fail(self.closedError)
+            return
+        }
+        if case .closed(let error) = self.machine.state {
+            promise.fail(error)
+            return
+        }
+        context.writeAndFlush(self.wrapOutboundOut(.end(nil)), promise: promise)
+    }
+
+    /// Why nothing more can be written: the error the exchange failed with, or the connection's close.
+    private var closedError: BulwarkError {
+        if case .closed(let error) = self.machine.state { return error }
+        return BulwarkError(.remoteConnectionClosed, host: self.host)
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        self.bodyWriter?.writabilityChanged(context.channel.isWritable)
+        context.fireChannelWritabilityChanged()
     }
 
     /// Fails the exchange in flight (cancellation, deadline, body failure) and closes the channel.
@@ -185,9 +227,12 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
         self.stopReadTimer()
         let exchange = self.exchange
         let source = self.source
+        let bodyWriter = self.bodyWriter
         self.exchange = nil
         self.source = nil
+        self.bodyWriter = nil
         exchange?.deadlineTask?.cancel()
+        bodyWriter?.fail(error)
         switch action {
         case .failHead(let error):
             exchange?.headPromise.fail(error)
@@ -388,5 +433,17 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
             detail: "the response could not be read",
             underlying: String(reflecting: error)
         )
+    }
+}
+
+extension HTTPExchangeHandler: NIOScheduledCallbackHandler {
+    /// The read timer fired (see `scheduleReadTimer(at:on:)`).
+    func handleScheduledCallback(eventLoop: some EventLoop) {
+        self.readTimer = nil
+        switch self.machine.readTimerFired(now: eventLoop.now) {
+        case .none: break
+        case .reschedule(let next): self.scheduleReadTimer(at: next, on: eventLoop)
+        case .fail(let error): self.fail(error)
+        }
     }
 }

@@ -1,0 +1,118 @@
+import Testing
+
+@testable import Bulwark
+
+/// The back pressure of a streamed request body (``RequestBodyFlow``), without a channel: the producer goes on while
+/// the event loop keeps up, waits when it lags by more than the high watermark or the channel is full, and resumes
+/// once the event loop has caught up to the low watermark; a failure reaches it at once.
+@Suite("Request body flow: when the producer of a streamed body waits")
+struct RequestBodyFlowTests {
+    typealias Flow = RequestBodyFlow<Int>
+    static let chunk = 64 * 1024
+    static let error = BulwarkError(.remoteConnectionClosed, host: "api.bulwark.test")
+
+    /// A connection that keeps up never makes the producer wait: no wake-up of the producing task per chunk.
+    @Test func aProducerIsNotStoppedWhileTheEventLoopKeepsUp() {
+        var flow = Flow()
+        for _ in 0..<1000 {
+            let action = flow.submit(Self.chunk)
+            guard case .proceed = action else {
+                Issue.record("the producer was stopped: \(action)")
+                return
+            }
+            let resumed = flow.written(Self.chunk, channelWritable: true)
+            #expect(resumed == nil)
+        }
+        #expect(flow.queuedBytes == 0)
+    }
+
+    /// The bytes handed over and not yet written are bounded: past the high watermark the producer waits, and it is
+    /// resumed once, when the event loop is down to the low watermark, not once per chunk written.
+    @Test func aProducerAheadOfTheEventLoopWaitsUntilItCatchesUp() {
+        var flow = Flow()
+        var handed = 0
+        while case .proceed = flow.submit(Self.chunk) { handed += 1 }
+        #expect((handed + 1) * Self.chunk > Flow.highWatermark)
+        #expect(handed * Self.chunk <= Flow.highWatermark)
+        let action = flow.wait(7)
+        guard case .suspend = action else {
+            Issue.record("the producer did not wait: \(action)")
+            return
+        }
+        var resumed: [Int] = []
+        while flow.queuedBytes > 0 {
+            if let waiter = flow.written(Self.chunk, channelWritable: true) { resumed.append(waiter) }
+            if resumed.isEmpty { #expect(flow.queuedBytes > Flow.lowWatermark) }
+        }
+        #expect(resumed == [7], "resumed once, at the low watermark")
+    }
+
+    /// The event loop may catch up between the producer's submission and its wait: the producer then goes on at
+    /// once instead of waiting for news that already came.
+    @Test func aWaitAfterTheEventLoopCaughtUpDoesNotSuspend() {
+        var flow = Flow()
+        while case .proceed = flow.submit(Self.chunk) {}
+        while flow.queuedBytes > 0 {
+            let resumed = flow.written(Self.chunk, channelWritable: true)
+            #expect(resumed == nil)
+        }
+        let action = flow.wait(1)
+        guard case .resume = action else {
+            Issue.record("the producer waited although the event loop had caught up: \(action)")
+            return
+        }
+    }
+
+    /// A channel that cannot take more (a full socket buffer, a closed HTTP/2 window) stops the producer after the
+    /// chunk in hand, however few bytes wait, until its writability comes back.
+    @Test func aFullChannelStopsTheProducerUntilItIsWritableAgain() {
+        var flow = Flow()
+        guard case .proceed = flow.submit(Self.chunk) else {
+            Issue.record("the first chunk was held back")
+            return
+        }
+        let early = flow.written(Self.chunk, channelWritable: false)
+        #expect(early == nil)
+        guard case .proceedThenWait = flow.submit(Self.chunk) else {
+            Issue.record("the producer went on into a full channel")
+            return
+        }
+        guard case .suspend = flow.wait(3) else {
+            Issue.record("the producer did not wait for the full channel")
+            return
+        }
+        let whileFull = flow.written(Self.chunk, channelWritable: false)
+        #expect(whileFull == nil, "still full")
+        let writable = flow.writabilityChanged(true)
+        #expect(writable == 3)
+        let again = flow.writabilityChanged(true)
+        #expect(again == nil, "resumed once")
+    }
+
+    /// A failure (the connection closed, the deadline, cancellation) resumes a waiting producer with the error, and
+    /// every later chunk fails with the first error without being handed over.
+    @Test func aFailureReachesTheWaitingProducerAndEveryLaterWrite() {
+        var flow = Flow()
+        while case .proceed = flow.submit(Self.chunk) {}
+        guard case .suspend = flow.wait(5) else {
+            Issue.record("the producer did not wait")
+            return
+        }
+        let failed = flow.fail(Self.error)
+        #expect(failed == 5)
+        let failedAgain = flow.fail(BulwarkError(.cancelled, host: "api.bulwark.test"))
+        #expect(failedAgain == nil)
+        let queued = flow.queuedBytes
+        guard case .fail(let error) = flow.submit(Self.chunk) else {
+            Issue.record("a chunk was handed over after the failure")
+            return
+        }
+        #expect(error.code == .remoteConnectionClosed, "the first error is kept")
+        #expect(flow.queuedBytes == queued)
+        guard case .fail = flow.wait(6) else {
+            Issue.record("a producer waited on a failed body")
+            return
+        }
+        #expect(flow.failure?.code == .remoteConnectionClosed)
+    }
+}
