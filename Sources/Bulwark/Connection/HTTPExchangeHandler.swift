@@ -161,24 +161,6 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
         }
     }
 
-    /// Writes one chunk of a streamed request body, and completes `promise` once it is written to the socket.
-    func writeBodyChunk(_ buffer: ByteBuffer, promise: EventLoopPromise<Void>) {
-        guard let context else {
-            promise.fail(BulwarkError(.remoteConnectionClosed, host: self.host))
-            return
-        }
-        context.writeAndFlush(self.wrapOutboundOut(.body(.byteBuffer(buffer))), promise: promise)
-    }
-
-    /// Ends a streamed request body written with ``writeBodyChunk(_:promise:)``.
-    func endBody(promise: EventLoopPromise<Void>) {
-        guard let context else {
-            promise.fail(BulwarkError(.remoteConnectionClosed, host: self.host))
-            return
-        }
-        context.writeAndFlush(self.wrapOutboundOut(.end(nil)), promise: promise)
-    }
-
     /// Writes one chunk that `writer` handed over, and tells it whether the channel can take more. A chunk that comes
     /// after the exchange failed is dropped, and the writer told why.
     func writeBodyChunk(_ buffer: ByteBuffer, writer: RequestBodyWriter) {

@@ -487,6 +487,8 @@ extension RequestExecutor {
         host: String
     ) async throws {
         let written = NIOLockedValueBox(0)
+        // Hands each chunk to the connection without waiting for it to be written, while the connection keeps up.
+        let body = RequestBodyWriter(handler: handler)
         let writer = BulwarkRequest.BodyWriter { buffer in
             if let declaredLength {
                 let total = written.withLockedValue { written in
@@ -501,9 +503,7 @@ extension RequestExecutor {
                     )
                 }
             }
-            let promise = handler.eventLoop.makePromise(of: Void.self)
-            handler.eventLoop.execute { handler.value.writeBodyChunk(buffer, promise: promise) }
-            try await promise.futureResult.get()
+            try await body.write(buffer)
         }
         do {
             try await producer(writer)
@@ -524,9 +524,7 @@ extension RequestExecutor {
             handler.eventLoop.execute { handler.value.fail(failure) }
             throw failure
         }
-        let promise = handler.eventLoop.makePromise(of: Void.self)
-        handler.eventLoop.execute { handler.value.endBody(promise: promise) }
-        try await promise.futureResult.get()
+        try await body.end()
     }
 
     /// The TLS version a connection negotiated, as tracing attributes name it (`1.2`, `1.3`); on its event loop.
