@@ -230,6 +230,77 @@ struct ClientHTTPTests {
         try await server.shutdown()
     }
 
+    /// A server may answer before it has read the whole request body (a 413 from the head alone) and keep the
+    /// connection open. The connection is then still carrying the body: it must not go back to the pool, or the next
+    /// request's head would be written into the middle of the body (the server reads it as body bytes, and the rest of
+    /// the body as a request of its own). The upload's answer is the server's 413; the rest of the body is refused with
+    /// `request_body_failed`; the other request goes on a new connection.
+    @Test(arguments: [["http/1.1"], ["h2"]])
+    func anAnswerBeforeTheBodyEndsKeepsTheConnectionOutOfThePool(alpn: [String]) async throws {
+        let server = try await Harness.server(chain, alpn: alpn)
+        let client = try Harness.client(for: server, evaluator: evaluator)
+        let rest = ByteBuffer(repeating: UInt8(ascii: "r"), count: 4096)
+        let other = SharedBox<String?>(nil)
+        let refusal = SharedBox<BulwarkError.Code?>(nil)
+        let response = try await client.execute(
+            BulwarkRequest(
+                url: Harness.url(server, "/early"),
+                method: .POST,
+                body: .stream(length: 1 + rest.readableBytes) { writer in
+                    try await writer.write(ByteBuffer(string: "x"))
+                    // The 413 arrives meanwhile (loopback: a few milliseconds).
+                    try await Task.sleep(for: .milliseconds(500))
+                    let answer = try await client.execute(
+                        BulwarkRequest(url: Harness.url(server, "/hello")),
+                        deadline: .now() + .seconds(5)
+                    )
+                    other.value = String(buffer: try await answer.body.collect(upTo: 1024))
+                    do {
+                        try await writer.write(rest)
+                    } catch let error as BulwarkError {
+                        refusal.value = error.code
+                        throw error
+                    }
+                }
+            ),
+            deadline: .now() + .seconds(10)
+        )
+        #expect(response.status == .payloadTooLarge)
+        #expect(String(buffer: try await response.body.collect(upTo: 1024)) == "too large")
+        #expect(other.value == "hello")
+        #expect(refusal.value == .requestBodyFailed)
+        #expect(!server.requests.contains { $0.uri != "/hello" && $0.uri != "/early" })
+        await client.shutdown()
+        try await server.shutdown()
+    }
+
+    /// The same when the answer comes before the producer has handed over any chunk: the chunk is not written (a write
+    /// hands its chunk over without waiting for the socket, so the refusal reaches the body's end), and the request
+    /// still returns the server's answer, not the refusal.
+    @Test(arguments: [["http/1.1"], ["h2"]])
+    func anAnswerBeforeTheFirstChunkIsTheResponse(alpn: [String]) async throws {
+        let server = try await Harness.server(chain, alpn: alpn)
+        let client = try Harness.client(for: server, evaluator: evaluator)
+        let response = try await client.execute(
+            BulwarkRequest(
+                url: Harness.url(server, "/early"),
+                method: .POST,
+                body: .stream(length: 4096) { writer in
+                    try await Task.sleep(for: .milliseconds(500))
+                    try await writer.write(ByteBuffer(repeating: 0, count: 4096))
+                }
+            ),
+            deadline: .now() + .seconds(10)
+        )
+        #expect(response.status == .payloadTooLarge)
+        #expect(String(buffer: try await response.body.collect(upTo: 1024)) == "too large")
+        let (next, body) = try await Harness.get(client, Harness.url(server, "/hello"))
+        #expect(next.status == .ok)
+        #expect(body == "hello")
+        await client.shutdown()
+        try await server.shutdown()
+    }
+
     /// A request's debug and trace messages go to the logger passed to `execute`, with the request's number; the
     /// background logger gets none of them.
     @Test func aRequestLogsToItsOwnLogger() async throws {

@@ -66,6 +66,44 @@ struct HTTPExchangeStateMachineTests {
         #expect(step6 == .complete(keepAlive: false, readNow: false))
     }
 
+    /// A response that ends while a streamed body is still being written ends the exchange with the response standing,
+    /// but the connection carries the body: it is not reusable, and the rest of the body is refused.
+    @Test func aResponseThatEndsBeforeTheStreamedBodyClosesTheConnection() {
+        var machine = self.machine()
+        _ = machine.startExchange(requestKeepAlive: true, requestEnds: false, now: self.start)
+        _ = machine.receivedHead(self.head(.payloadTooLarge), isCompressed: false, now: self.start)
+        let ended = machine.receivedEnd(now: self.start)
+        guard case .completeBeforeRequestEnded(let error) = ended else {
+            Issue.record("expected the exchange to end before its request, got \(ended)")
+            return
+        }
+        #expect(error.code == .requestBodyFailed)
+        #expect(error.description.contains("answered before the whole request body was sent"))
+        #expect(machine.answeredBeforeRequestEnded)
+        guard case .closed = machine.state else {
+            Issue.record("the connection must not serve another request")
+            return
+        }
+        let next = machine.startExchange(requestKeepAlive: true, now: self.start)
+        #expect(!self.isWrite(next))
+    }
+
+    /// Once the streamed body's end is written, an answer ends the exchange as any other: reusable when kept alive.
+    @Test func aResponseAfterTheStreamedBodyEndedIsReusable() {
+        var machine = self.machine()
+        _ = machine.startExchange(requestKeepAlive: true, requestEnds: false, now: self.start)
+        machine.requestBodyEnded()
+        _ = machine.receivedHead(self.head(.ok), isCompressed: false, now: self.start)
+        let ended = machine.receivedEnd(now: self.start)
+        #expect(ended == .complete(keepAlive: true, readNow: false))
+        #expect(!machine.answeredBeforeRequestEnded)
+        // The next exchange, with its body in memory, is not taken for a streamed one.
+        _ = machine.startExchange(requestKeepAlive: true, now: self.start)
+        _ = machine.receivedHead(self.head(.ok), isCompressed: false, now: self.start)
+        let again = machine.receivedEnd(now: self.start)
+        #expect(again == .complete(keepAlive: true, readNow: false))
+    }
+
     @Test func informationalHeadsAreSkippedAndUnexpectedHeadsFail() {
         var machine = self.machine()
         guard case .fail(let early) = machine.receivedHead(self.head(.ok), isCompressed: false, now: self.start) else {

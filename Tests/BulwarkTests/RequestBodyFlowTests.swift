@@ -115,4 +115,22 @@ struct RequestBodyFlowTests {
         }
         #expect(flow.failure?.code == .remoteConnectionClosed)
     }
+
+    /// The server's early answer ends the body as a failure does, and is remembered as that: the request then has its
+    /// answer. A failure that came first is not turned into an early answer.
+    @Test func anEarlyAnswerIsTold() {
+        var answered = Flow()
+        _ = answered.submit(Self.chunk)
+        let waiter = answered.fail(Self.error, serverAnswered: true)
+        #expect(waiter == nil)
+        #expect(answered.serverAnswered)
+        guard case .fail = answered.submit(Self.chunk) else {
+            Issue.record("a chunk was handed over after the answer")
+            return
+        }
+        var failed = Flow()
+        _ = failed.fail(Self.error)
+        _ = failed.fail(Self.error, serverAnswered: true)
+        #expect(!failed.serverAnswered)
+    }
 }

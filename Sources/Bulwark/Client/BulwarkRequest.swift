@@ -31,6 +31,11 @@ public struct BulwarkRequest: Sendable, CustomStringConvertible, CustomDebugStri
         /// then be exactly that long (a producer that writes more or fewer bytes fails the request with
         /// ``BulwarkError/Code/requestBodyFailed`` and closes the connection); without it the body is sent chunked
         /// over HTTP/1.1. A streamed body is consumed by sending it, so it is never replayed on a redirect.
+        ///
+        /// A server may answer before it has read the whole body (a 413 from the head alone, for example). Its answer
+        /// is then the request's response: the writer's later ``BodyWriter/write(_:)`` calls throw
+        /// ``BulwarkError/Code/requestBodyFailed``, the rest is not sent, and the connection is closed, never reused
+        /// while it still carries the body.
         public static func stream(
             length: Int? = nil,
             _ producer: @escaping @Sendable (BodyWriter) async throws -> Void
@@ -43,7 +48,8 @@ public struct BulwarkRequest: Sendable, CustomStringConvertible, CustomDebugStri
         /// that many bytes (more or fewer fail the request with ``BulwarkError/Code/requestBodyFailed`` and close
         /// the connection); without it the body is sent chunked over HTTP/1.1. An error the sequence throws fails
         /// the request with ``BulwarkError/Code/requestBodyFailed``. The sequence is iterated once, so the body is
-        /// never replayed on a redirect.
+        /// never replayed on a redirect. A server's answer before the whole body is sent is the request's response,
+        /// and the iteration stops, as for ``stream(length:_:)``.
         public static func stream<Bytes: AsyncSequence & Sendable>(
             _ sequence: Bytes,
             length: Int? = nil
@@ -90,7 +96,9 @@ public struct BulwarkRequest: Sendable, CustomStringConvertible, CustomDebugStri
     public struct BodyWriter: Sendable {
         let writeChunk: @Sendable (ByteBuffer) async throws -> Void
 
-        /// Sends one chunk; suspends while the connection cannot take more.
+        /// Sends one chunk; suspends while the connection cannot take more. Throws
+        /// ``BulwarkError/Code/requestBodyFailed`` once the exchange has ended: it failed, or the server answered
+        /// before the whole body was sent (the request then returns that answer).
         public func write(_ buffer: ByteBuffer) async throws { try await self.writeChunk(buffer) }
     }
 

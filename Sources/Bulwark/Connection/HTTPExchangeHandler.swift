@@ -113,7 +113,11 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
             exchange.onComplete(false)
             return false
         }
-        switch self.machine.startExchange(requestKeepAlive: exchange.requestKeepAlive, now: context.eventLoop.now) {
+        switch self.machine.startExchange(
+            requestKeepAlive: exchange.requestKeepAlive,
+            requestEnds: endsRequest,
+            now: context.eventLoop.now
+        ) {
         case .refuse(let error):
             exchange.headPromise.fail(error)
             exchange.onComplete(false)
@@ -164,12 +168,9 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// Writes one chunk that `writer` handed over, and tells it whether the channel can take more. A chunk that comes
     /// after the exchange failed is dropped, and the writer told why.
     func writeBodyChunk(_ buffer: ByteBuffer, writer: RequestBodyWriter) {
+        if self.isOver(for: writer) { return }
         guard let context else {
             writer.fail(self.closedError)
-            return
-        }
-        if case .closed(let error) = self.machine.state {
-            writer.fail(error)
             return
         }
         self.bodyWriter = writer
@@ -180,15 +181,29 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// Ends the request body that `writer` streamed; `promise` completes once the end is written.
     func endBody(writer: RequestBodyWriter, promise: EventLoopPromise<Void>) {
         self.bodyWriter = nil
+        if self.isOver(for: writer) {
+            promise.fail(self.closedError)
+            return
+        }
         guard let context else {
             promise.fail(self.closedError)
             return
         }
-        if case .closed(let error) = self.machine.state {
-            promise.fail(error)
-            return
-        }
+        self.machine.requestBodyEnded()
         context.writeAndFlush(self.wrapOutboundOut(.end(nil)), promise: promise)
+    }
+
+    /// Whether the exchange is over, so that nothing more of the body `writer` streams may be written; if so, the writer
+    /// is told why: the server answered before the body was all sent (the writer may not have handed a chunk over
+    /// when the answer came), or the exchange failed.
+    private func isOver(for writer: RequestBodyWriter) -> Bool {
+        guard case .closed(let error) = self.machine.state else { return false }
+        if self.machine.answeredBeforeRequestEnded {
+            writer.serverAnswered(error)
+        } else {
+            writer.fail(error)
+        }
+        return true
     }
 
     /// Why nothing more can be written: the error the exchange failed with, or the connection's close.
@@ -273,7 +288,19 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 }
             }
         case .end:
-            guard case .complete(let keepAlive, let readNow) = self.machine.receivedEnd(now: now) else { return }
+            let keepAlive: Bool
+            var readNow = false
+            var bodyRefusal: BulwarkError?
+            switch self.machine.receivedEnd(now: now) {
+            case .ignore:
+                return
+            case .complete(let reusable, let read):
+                keepAlive = reusable
+                readNow = read
+            case .completeBeforeRequestEnded(let error):
+                keepAlive = false
+                bodyRefusal = error
+            }
             let exchange = self.exchange
             let source = self.source
             self.exchange = nil
@@ -281,9 +308,17 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
             // The read timer stays for the next exchange (see scheduleReadTimer(at:on:)).
             exchange?.deadlineTask?.cancel()
             if readNow { context.read() }
+            if let bodyRefusal {
+                self.stopReadTimer()
+                let bodyWriter = self.bodyWriter
+                self.bodyWriter = nil
+                bodyWriter?.serverAnswered(bodyRefusal)
+            }
             // Give the connection back before the reader sees the end, so its next request finds it idle.
             exchange?.onComplete(keepAlive)
             source?.finish()
+            // A connection that still carried the request's body serves no other request.
+            if bodyRefusal != nil { context.close(promise: nil) }
         }
     }
 

@@ -27,6 +27,10 @@ struct HTTPExchangeStateMachine {
     /// A read the channel asked for while the reader held the body back.
     private var readPending = false
     private var requestKeepAlive = false
+    /// Whether the request is written to its end: false while a streamed body is still being written.
+    private var requestEnded = true
+    /// Whether the connection closed because the response ended before the request (``receivedEnd(now:)``).
+    private(set) var answeredBeforeRequestEnded = false
     private var responseKeepAlive = false
     private var isInflated = false
     private var inflatedBytes = 0
@@ -54,12 +58,14 @@ struct HTTPExchangeStateMachine {
         case refuse(BulwarkError)
     }
 
-    /// A request wants to start at `now`.
-    mutating func startExchange(requestKeepAlive: Bool, now: NIODeadline) -> StartAction {
+    /// A request wants to start at `now`; `requestEnds` is false when its body is streamed after the head (see
+    /// ``requestBodyEnded()``).
+    mutating func startExchange(requestKeepAlive: Bool, requestEnds: Bool = true, now: NIODeadline) -> StartAction {
         switch self.state {
         case .idle:
             self.state = .waitingForHead
             self.requestKeepAlive = requestKeepAlive
+            self.requestEnded = requestEnds
             self.responseKeepAlive = false
             self.isInflated = false
             self.inflatedBytes = 0
@@ -204,17 +210,37 @@ struct HTTPExchangeStateMachine {
         /// The exchange is over: give the connection back (reusable when `keepAlive`) before finishing the body, and
         /// read the socket at once when `readNow` (a read was held back).
         case complete(keepAlive: Bool, readNow: Bool)
+        /// The response ended while the request's body was still being written (a server may answer early, e.g. a
+        /// 413 from the head alone): the exchange is over and the response stands, but the connection still carries
+        /// the body, so it is not reusable and closes; the rest of the body is refused with this error.
+        case completeBeforeRequestEnded(BulwarkError)
     }
 
     /// The response ended at `now`.
     mutating func receivedEnd(now: NIODeadline) -> EndAction {
         self.lastActivity = now
         guard case .streaming = self.state else { return .ignore }
+        if !self.requestEnded {
+            let error = BulwarkError(
+                .requestBodyFailed,
+                host: self.host,
+                detail: "the server answered before the whole request body was sent; the rest was not sent"
+            )
+            self.state = .closed(error)
+            self.answeredBeforeRequestEnded = true
+            self.readPending = false
+            return .completeBeforeRequestEnded(error)
+        }
         self.state = .idle
         self.consumerWantsMore = true
         let readNow = self.readPending
         self.readPending = false
         return .complete(keepAlive: self.responseKeepAlive, readNow: readNow)
+    }
+
+    /// The streamed request body's end is written now.
+    mutating func requestBodyEnded() {
+        self.requestEnded = true
     }
 
     // MARK: Demand

@@ -20,6 +20,8 @@ struct RequestBodyFlow<Waiter> {
     private(set) var channelWritable = true
     /// The error that ended the body, if it ended.
     private(set) var failure: BulwarkError?
+    /// Whether the body ended because the server answered before it was all sent.
+    private(set) var serverAnswered = false
     private var waiter: Waiter?
 
     init() {}
@@ -72,10 +74,13 @@ struct RequestBodyFlow<Waiter> {
         return self.resumable()
     }
 
-    /// The body fails with `error` (the exchange failed, the connection closed): the waiter to fail, if one waits.
-    /// Later submissions fail with the first error.
-    mutating func fail(_ error: BulwarkError) -> Waiter? {
-        if self.failure == nil { self.failure = error }
+    /// The body fails with `error` (the exchange failed, the connection closed, or the server answered before the body
+    /// was all sent, `serverAnswered`): the waiter to fail, if one waits. Later submissions fail with the first error.
+    mutating func fail(_ error: BulwarkError, serverAnswered: Bool = false) -> Waiter? {
+        if self.failure == nil {
+            self.failure = error
+            self.serverAnswered = serverAnswered
+        }
         defer { self.waiter = nil }
         return self.waiter
     }

@@ -64,4 +64,15 @@ final class RequestBodyWriter: Sendable {
     func fail(_ error: BulwarkError) {
         self.flow.withLockedValue { $0.fail(error) }?.resume(throwing: error)
     }
+
+    /// The server answered before the whole body was sent: the rest is refused with `error`, and the response stands
+    /// (``serverAnsweredFirst``).
+    func serverAnswered(_ error: BulwarkError) {
+        self.flow.withLockedValue { $0.fail(error, serverAnswered: true) }?.resume(throwing: error)
+    }
+
+    /// Whether the body ended because the server answered before it was all sent; the request then has its answer.
+    var serverAnsweredFirst: Bool {
+        self.flow.withLockedValue { $0.serverAnswered }
+    }
 }

@@ -518,13 +518,19 @@ extension RequestExecutor {
                 }
             }
         } catch {
+            // The server answered before the body was all sent: its answer stands, and the connection is closed.
+            if body.serverAnsweredFirst { return }
             let failure =
                 (error as? BulwarkError).flatMap { $0.code == .requestBodyFailed ? $0 : nil }
                 ?? BulwarkError(.requestBodyFailed, host: host, detail: String(describing: error))
             handler.eventLoop.execute { handler.value.fail(failure) }
             throw failure
         }
-        try await body.end()
+        do {
+            try await body.end()
+        } catch  where body.serverAnsweredFirst {
+            return
+        }
     }
 
     /// The TLS version a connection negotiated, as tracing attributes name it (`1.2`, `1.3`); on its event loop.

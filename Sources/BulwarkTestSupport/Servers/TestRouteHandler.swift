@@ -43,6 +43,8 @@ final class TestRouteHandler: ChannelInboundHandler, RemovableChannelHandler {
     private var stream: BodyStream?
     private var isHTTP2 = false
     private var keepAlive = true
+    /// The request in progress was answered from its head (`/early`); its end only records it.
+    private var answeredEarly = false
 
     init(recorder: ServerRecorder, behavior: TestHTTPSServer.Behavior, connectionID: Int) {
         self.recorder = recorder
@@ -65,6 +67,17 @@ final class TestRouteHandler: ChannelInboundHandler, RemovableChannelHandler {
             if expectations.contains("100-continue") {
                 let interim = HTTPResponseHead(version: head.version, status: .continue)
                 context.writeAndFlush(self.wrapOutboundOut(.head(interim)), promise: nil)
+            }
+            // `/early`: a 413 from the head alone, the connection kept open, the body still read (as a server that
+            // refuses an upload without waiting for it may do).
+            self.answeredEarly = Self.path(of: head.uri) == "/early"
+            if self.answeredEarly {
+                self.respond(
+                    context: context,
+                    head: head,
+                    status: .payloadTooLarge,
+                    body: ByteBuffer(string: "too large")
+                )
             }
         case .body(var buffer):
             self.bodyByteCount += buffer.readableBytes
@@ -92,6 +105,10 @@ final class TestRouteHandler: ChannelInboundHandler, RemovableChannelHandler {
                     body: self.bodyPrefix
                 )
             )
+            if self.answeredEarly {
+                self.answeredEarly = false
+                return
+            }
             self.route(context: context, head: head)
         }
     }
