@@ -1,4 +1,3 @@
-import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import NIOHTTP2
@@ -13,29 +12,17 @@ typealias ResponseBodyProducer = NIOThrowingAsyncSequenceProducer<
 /// Tells the exchange handler, on its event loop, that the body's reader wants more or went away. The news names the
 /// response it is about: it arrives one event-loop task later, when the connection may already serve the next
 /// exchange, whose body it must not end or read for.
-///
-/// News of a body whose end (or failure) the handler has already delivered changes nothing there, so it is not sent:
-/// a reader that takes a short body's last part and then goes away would otherwise cost the event loop two tasks (and
-/// often a wake-up) per response after the exchange is over.
 struct ResponseBodyDelegate: NIOAsyncSequenceProducerDelegate {
     let handler: NIOLoopBound<HTTPExchangeHandler>
-    /// The number of the last body whose end the handler delivered (shared with the handler).
-    let delivered: NIOLockedValueBox<Int>
     /// The handler's count of response bodies when this one started.
     let body: Int
 
     func produceMore() {
-        if self.isOver { return }
         self.handler.eventLoop.execute { self.handler.value.produceMore(body: self.body) }
     }
 
     func didTerminate() {
-        if self.isOver { return }
         self.handler.eventLoop.execute { self.handler.value.consumerTerminated(body: self.body) }
-    }
-
-    private var isOver: Bool {
-        self.delivered.withLockedValue { $0 >= self.body }
     }
 }
 
@@ -76,9 +63,6 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private var source: ResponseBodyProducer.Source?
     /// Response bodies handed out on this channel: the current one's number, which its reader's news must carry.
     private var bodies = 0
-    /// The number of the last body whose end or failure was delivered: its reader's news is not sent
-    /// (``ResponseBodyDelegate``).
-    private let deliveredBodies = NIOLockedValueBox(0)
     private var context: ChannelHandlerContext?
     /// The read timer: a scheduled callback, which allocates nothing (a `scheduleTask` timer allocates its promise and
     /// three closures, about 300 bytes that every idle pooled connection kept until the timer lapsed).
@@ -251,7 +235,6 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
             exchange?.headPromise.fail(error)
             exchange?.onComplete(false)
         case .failBody(let error):
-            self.bodyDelivered()
             source?.finish(error)
             exchange?.onComplete(false)
         case .close, .none:
@@ -284,7 +267,6 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
                     finishOnDeinit: false,
                     delegate: ResponseBodyDelegate(
                         handler: NIOLoopBound(self, eventLoop: context.eventLoop),
-                        delivered: self.deliveredBodies,
                         body: self.bodies
                     )
                 )
@@ -334,7 +316,6 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
             }
             // Give the connection back before the reader sees the end, so its next request finds it idle.
             exchange?.onComplete(keepAlive)
-            if source != nil { self.bodyDelivered() }
             source?.finish()
             // A connection that still carried the request's body serves no other request.
             if bodyRefusal != nil { context.close(promise: nil) }
@@ -345,12 +326,6 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
         if self.machine.readRequested() {
             context.read()
         }
-    }
-
-    /// The current body's end or failure is delivered: its reader's news need not reach the event loop.
-    private func bodyDelivered() {
-        let body = self.bodies
-        self.deliveredBodies.withLockedValue { $0 = body }
     }
 
     /// The reader of response body number `body` wants more; news of an earlier body is stale.
