@@ -315,7 +315,7 @@ struct Connector: Sendable {
             negotiated in
             let sync = channel.pipeline.syncOperations
             if negotiated == "h2" {
-                // Between TLS and HTTP/2: the streams' writes of one event-loop turn leave in one record.
+                // Between TLS and HTTP/2: what HTTP/2 writes between two flushes leaves in one record.
                 try sync.addHandler(WriteCoalescingHandler())
                 let multiplexer = try sync.configureHTTP2Pipeline(
                     mode: .client,

@@ -45,8 +45,6 @@ final class HTTP2Connection: Sendable {
     let credentialEpoch = NIOLockedValueBox<Int?>(nil)
     /// The server's refusal of the client certificate, once it arrived (see ``ClientCertificateRejectionRecorder``).
     let clientCertificateRejection: NIOLockedValueBox<BulwarkError?>
-    /// The connection's write coalescer, once ``writeCoalescer()`` found it.
-    private let coalescer: NIOLoopBoundBox<WriteCoalescingHandler?>
     /// Requests holding this connection, and whether it drains (closes once the last of them ends): see
     /// ``drain()``.
     private let usage = NIOLockedValueBox(Usage())
@@ -68,7 +66,6 @@ final class HTTP2Connection: Sendable {
     ) {
         self.clientCertificateRejection = clientCertificateRejection
         self.channel = channel
-        self.coalescer = .makeEmptyBox(valueType: WriteCoalescingHandler.self, eventLoop: channel.eventLoop)
         self.multiplexer = multiplexer
         self.trust = trust
         self.host = host
@@ -106,9 +103,6 @@ final class HTTP2Connection: Sendable {
     /// indexed (see ``HTTP2StreamHeadersHandler``). Call on the connection's event loop; the future completes there,
     /// failed only with a ``BulwarkError``. The lease the request holds (``leaseTaken()``) ends when the stream
     /// closes, or at once if it cannot be opened.
-    ///
-    /// The stream is counted open, then ended, for the connection's ``WriteCoalescingHandler``, which defers a flush
-    /// only when other requests may join it.
     func openStream(
         sensitiveHeaderNames: Set<String>
     ) -> EventLoopFuture<(any Channel, NIOLoopBound<HTTPExchangeHandler>)> {
@@ -128,7 +122,7 @@ final class HTTP2Connection: Sendable {
         return opened.futureResult
     }
 
-    /// Adds the stream's handlers; once the stream is active (`active` succeeded), counts it open until it closes and
+    /// Adds the stream's handlers; once the stream is active (`active` succeeded), ends the lease when it closes and
     /// succeeds `opened`.
     private func configure(
         _ stream: any Channel,
@@ -152,23 +146,10 @@ final class HTTP2Connection: Sendable {
             return stream.eventLoop.makeFailedFuture(error)
         }
         active.futureResult.whenSuccess { stream in
-            self.writeCoalescer()?.streamOpened()
-            stream.closeFuture.whenComplete { _ in
-                self.coalescer.value?.streamClosed()
-                self.leaseEnded()
-            }
+            stream.closeFuture.whenComplete { _ in self.leaseEnded() }
             opened.succeed((stream, handler))
         }
         return stream.eventLoop.makeSucceededVoidFuture()
-    }
-
-    /// The connection's ``WriteCoalescingHandler`` (looked up on the first stream; the connector puts one on every
-    /// HTTP/2 connection). Call on the connection's event loop.
-    private func writeCoalescer() -> WriteCoalescingHandler? {
-        if let found = self.coalescer.value { return found }
-        let found = try? self.channel.pipeline.syncOperations.handler(type: WriteCoalescingHandler.self)
-        self.coalescer.value = found
-        return found
     }
 
     /// `error`, or the server's refusal of the client certificate when that is why the connection ended.
