@@ -27,7 +27,7 @@ struct HTTP2ResponseStatusTests {
             decompression: nil,
             idleRead: .seconds(30)
         )
-        let promise = channel.eventLoop.makePromise(of: (HTTPResponseHead, ResponseBodyProducer).self)
+        let promise = channel.eventLoop.makePromise(of: (HTTPResponseHead, ResponseBodyContent).self)
         let outcome = NIOLockedValueBox<Result<HTTPResponseStatus, BulwarkError>?>(nil)
         promise.futureResult.whenComplete { result in
             outcome.withLockedValue {

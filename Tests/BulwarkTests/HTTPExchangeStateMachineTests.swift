@@ -33,11 +33,16 @@ struct HTTPExchangeStateMachineTests {
         var machine = self.machine()
         let step1 = machine.startExchange(requestKeepAlive: true, now: self.start)
         #expect(self.isWrite(step1))
-        guard case .deliver = machine.receivedHead(self.head(.ok), isCompressed: false, now: self.start) else {
-            Issue.record("expected the head to be delivered")
+        guard case .hold = machine.receivedHead(self.head(.ok), isCompressed: false, now: self.start) else {
+            Issue.record("expected the head to be held")
             return
         }
-        guard case .yield = machine.receivedBody(count: 10, now: self.start) else { return }
+        let held1 = machine.readCompleted()
+        #expect(held1, "the read ends: the head is handed out")
+        guard case .yield = machine.receivedBody(count: 10, now: self.start) else {
+            Issue.record("a handed-out head's body streams")
+            return
+        }
         let step2 = machine.receivedEnd(now: self.start)
         #expect(step2 == .complete(keepAlive: true, readNow: false))
         let step3 = machine.startExchange(requestKeepAlive: true, now: self.start)
@@ -52,7 +57,7 @@ struct HTTPExchangeStateMachineTests {
         #expect(step4 == .complete(keepAlive: false, readNow: false))
         // A 101 is final and ends the connection's HTTP life, whatever its headers say.
         _ = machine.startExchange(requestKeepAlive: true, now: self.start)
-        guard case .deliver = machine.receivedHead(self.head(.switchingProtocols), isCompressed: false, now: self.start)
+        guard case .hold = machine.receivedHead(self.head(.switchingProtocols), isCompressed: false, now: self.start)
         else {
             Issue.record("a 101 is the final head")
             return
@@ -116,7 +121,7 @@ struct HTTPExchangeStateMachineTests {
             Issue.record("100 Continue is informational")
             return
         }
-        guard case .deliver = machine.receivedHead(self.head(.ok), isCompressed: false, now: self.start) else { return }
+        guard case .hold = machine.receivedHead(self.head(.ok), isCompressed: false, now: self.start) else { return }
         guard case .fail = machine.receivedHead(self.head(.ok), isCompressed: false, now: self.start) else {
             Issue.record("a second final head must fail")
             return
@@ -145,6 +150,8 @@ struct HTTPExchangeStateMachineTests {
         var machine = self.machine()
         _ = machine.startExchange(requestKeepAlive: true, now: self.start)
         _ = machine.receivedHead(self.head(.ok), isCompressed: false, now: self.start + .seconds(20))
+        let held2 = machine.readCompleted()
+        #expect(held2)
         guard case .reschedule(let next) = machine.readTimerFired(now: self.start + .seconds(30)) else { return }
         #expect(next == self.start + .seconds(50))
         // The reader's buffer is full: the server is not waited for, so no timeout, and reads are held back.
@@ -168,6 +175,8 @@ struct HTTPExchangeStateMachineTests {
         var machine = self.machine()
         _ = machine.startExchange(requestKeepAlive: true, now: self.start)
         _ = machine.receivedHead(self.head(.ok), isCompressed: false, now: self.start)
+        let held3 = machine.readCompleted()
+        #expect(held3)
         machine.bodyYielded(wantsMore: false)
         let step10 = machine.readRequested()
         #expect(!step10)
@@ -181,7 +190,11 @@ struct HTTPExchangeStateMachineTests {
         var machine = self.machine(maximumInflatedSize: 100)
         _ = machine.startExchange(requestKeepAlive: true, now: self.start)
         _ = machine.receivedHead(self.head(.ok), isCompressed: true, now: self.start)
-        guard case .yield = machine.receivedBody(count: 100, now: self.start) else { return }
+        // Held with the head, the bytes count against the limit as streamed ones do.
+        guard case .hold = machine.receivedBody(count: 100, now: self.start) else {
+            Issue.record("100 inflated bytes are within a 100-byte limit")
+            return
+        }
         guard case .fail(let error) = machine.receivedBody(count: 1, now: self.start) else {
             Issue.record("101 inflated bytes must break a 100-byte limit")
             return
@@ -190,6 +203,8 @@ struct HTTPExchangeStateMachineTests {
         var plain = self.machine(maximumInflatedSize: 100)
         _ = plain.startExchange(requestKeepAlive: true, now: self.start)
         _ = plain.receivedHead(self.head(.ok), isCompressed: false, now: self.start)
+        let held4 = plain.readCompleted()
+        #expect(held4)
         guard case .yield = plain.receivedBody(count: 1_000, now: self.start) else {
             Issue.record("an uncompressed body is not inflated")
             return
@@ -217,6 +232,8 @@ struct HTTPExchangeStateMachineTests {
         var streaming = self.machine()
         _ = streaming.startExchange(requestKeepAlive: true, now: self.start)
         _ = streaming.receivedHead(self.head(.ok), isCompressed: false, now: self.start)
+        let held5 = streaming.readCompleted()
+        #expect(held5)
         #expect(self.code(streaming.consumerTerminated()) == .cancelled)
         guard case .failBody = streaming.fail(BulwarkError(.cancelled, host: Self.host)) else {
             Issue.record("a failure while streaming fails the body")
@@ -226,6 +243,55 @@ struct HTTPExchangeStateMachineTests {
         var idle = self.machine()
         guard case .close = idle.fail(BulwarkError(.remoteConnectionClosed, host: Self.host)) else { return }
         #expect(idle.consumerTerminated() == nil)
+    }
+
+    /// A final head is held until the end of the read that brought it, with the body bytes read after it: a response
+    /// that ends in that read is handed out whole (no body stream); otherwise the head goes out when the read ends.
+    @Test func aHeadIsHeldUntilTheEndOfItsReadOrOfTheResponse() {
+        var machine = self.machine()
+        _ = machine.startExchange(requestKeepAlive: true, now: self.start)
+        let held6 = machine.readCompleted()
+        #expect(!held6, "no head yet: nothing to hand out")
+        guard case .hold = machine.receivedHead(self.head(.ok), isCompressed: false, now: self.start) else {
+            Issue.record("a final head is held")
+            return
+        }
+        #expect(!machine.headDelivered)
+        guard case .hold = machine.receivedBody(count: 5, now: self.start) else {
+            Issue.record("body bytes read with a held head are kept with it")
+            return
+        }
+        let held7 = machine.receivedEnd(now: self.start)
+        #expect(held7 == .complete(keepAlive: true, readNow: false))
+        let held8 = machine.readCompleted()
+        #expect(!held8, "the end handed the head out whole: nothing is left for the end of the read")
+        // The next response is longer than its first read.
+        _ = machine.startExchange(requestKeepAlive: true, now: self.start)
+        _ = machine.receivedHead(self.head(.ok), isCompressed: false, now: self.start)
+        let held9 = machine.readCompleted()
+        #expect(held9)
+        #expect(machine.headDelivered)
+        let held10 = machine.readCompleted()
+        #expect(!held10, "a head is handed out once")
+        guard case .yield = machine.receivedBody(count: 5, now: self.start) else {
+            Issue.record("after the head went out, the body streams")
+            return
+        }
+        let held11 = machine.receivedEnd(now: self.start)
+        #expect(held11 == .complete(keepAlive: true, readNow: false))
+    }
+
+    @Test func aFailureWhileTheHeadIsHeldFailsTheHead() {
+        var machine = self.machine()
+        _ = machine.startExchange(requestKeepAlive: true, now: self.start)
+        _ = machine.receivedHead(self.head(.ok), isCompressed: false, now: self.start)
+        guard case .failHead(let error) = machine.fail(BulwarkError(.remoteConnectionClosed, host: Self.host)) else {
+            Issue.record("nobody has the head yet: its promise is what fails")
+            return
+        }
+        #expect(error.code == .remoteConnectionClosed)
+        let held12 = machine.readCompleted()
+        #expect(!held12, "a closed connection hands nothing out")
     }
 
     @Test func aSecondRequestWhileOneRunsIsRefused() {
@@ -244,7 +310,7 @@ struct HTTPExchangeStateMachineTests {
         let channel = EmbeddedChannel()
         let handler = HTTPExchangeHandler(host: Self.host, idleRead: .seconds(30))
         try channel.pipeline.syncOperations.addHandler(handler)
-        let promise = channel.eventLoop.makePromise(of: (HTTPResponseHead, ResponseBodyProducer).self)
+        let promise = channel.eventLoop.makePromise(of: (HTTPResponseHead, ResponseBodyContent).self)
         let completed = NIOLockedValueBox<Bool?>(nil)
         let exchange = Exchange(host: Self.host, headPromise: promise, requestKeepAlive: true) { reusable in
             completed.withLockedValue { $0 = reusable }
@@ -268,14 +334,105 @@ struct HTTPExchangeStateMachineTests {
         try channel.writeInbound(HTTPClientResponsePart.end(nil))
         #expect(completed.withLockedValue { $0 } == true)
         var received = ""
-        for try await part in body { received += String(buffer: part) }
+        for try await part in BulwarkResponse.Body(body, host: Self.host) { received += String(buffer: part) }
         #expect(received == "hello")
         // The server closing the idle connection fails the next request with the reason.
         channel.pipeline.fireChannelInactive()
-        let next = channel.eventLoop.makePromise(of: (HTTPResponseHead, ResponseBodyProducer).self)
+        let next = channel.eventLoop.makePromise(of: (HTTPResponseHead, ResponseBodyContent).self)
         let refused = Exchange(host: Self.host, headPromise: next, requestKeepAlive: true) { _ in }
         #expect(!handler.start(refused, head: requestHead, body: nil, endsRequest: true, deadline: nil))
         await #expect(throws: BulwarkError.self) { _ = try await next.futureResult.get() }
+        _ = try? channel.finish()
+    }
+
+    /// An exchange started on a handler over an `EmbeddedChannel`, its request read back; what became of it.
+    final class EmbeddedExchange: Sendable {
+        let promise: EventLoopPromise<(HTTPResponseHead, ResponseBodyContent)>
+        let reusable = NIOLockedValueBox<Bool?>(nil)
+        let settled = NIOLockedValueBox(false)
+
+        init(on channel: EmbeddedChannel, host: String) throws {
+            let handler = HTTPExchangeHandler(host: host, idleRead: .seconds(30))
+            try channel.pipeline.syncOperations.addHandler(handler)
+            self.promise = channel.eventLoop.makePromise(of: (HTTPResponseHead, ResponseBodyContent).self)
+            let reusable = self.reusable
+            let exchange = Exchange(host: host, headPromise: self.promise, requestKeepAlive: true) { value in
+                reusable.withLockedValue { $0 = value }
+            }
+            let settled = self.settled
+            self.promise.futureResult.whenComplete { _ in settled.withLockedValue { $0 = true } }
+            var head = HTTPRequestHead(version: .http1_1, method: .GET, uri: "/hello")
+            head.headers.add(name: "host", value: host)
+            #expect(handler.start(exchange, head: head, body: nil, endsRequest: true, deadline: nil))
+            while try channel.readOutbound(as: HTTPClientRequestPart.self) != nil {}
+        }
+    }
+
+    func read(_ parts: [HTTPClientResponsePart], into channel: EmbeddedChannel) {
+        for part in parts { channel.pipeline.fireChannelRead(NIOAny(part)) }
+    }
+
+    /// A short response read whole in one read is handed out whole: no body stream (so no news from a body reader to
+    /// send back to the event loop), and the connection is given back reusable.
+    @Test func aResponseReadInOneReadIsHandedOutWhole() async throws {
+        let channel = EmbeddedChannel()
+        let exchange = try EmbeddedExchange(on: channel, host: Self.host)
+        self.read(
+            [.head(self.head(.ok)), .body(ByteBuffer(string: "hel")), .body(ByteBuffer(string: "lo"))],
+            into: channel
+        )
+        #expect(!exchange.settled.withLockedValue { $0 }, "the head is held until the read or the response ends")
+        self.read([.end(nil)], into: channel)
+        #expect(exchange.reusable.withLockedValue { $0 } == true)
+        let (head, content) = try await exchange.promise.futureResult.get()
+        #expect(head.status == .ok)
+        guard case .whole(let body) = content else {
+            Issue.record("a response read whole needs no body stream")
+            return
+        }
+        #expect(body.map { String(buffer: $0) } == "hello")
+        channel.pipeline.fireChannelReadComplete()
+        var received = ""
+        for try await part in BulwarkResponse.Body(content, host: Self.host) { received += String(buffer: part) }
+        #expect(received == "hello")
+        _ = try? channel.finish()
+    }
+
+    /// A response longer than its first read: the head goes out when that read ends, with a body stream that starts
+    /// with the bytes read with the head.
+    @Test func aResponseLongerThanItsFirstReadStreamsFromTheHeldBytes() async throws {
+        let channel = EmbeddedChannel()
+        let exchange = try EmbeddedExchange(on: channel, host: Self.host)
+        self.read([.head(self.head(.ok)), .body(ByteBuffer(string: "hel"))], into: channel)
+        #expect(!exchange.settled.withLockedValue { $0 })
+        channel.pipeline.fireChannelReadComplete()
+        #expect(exchange.settled.withLockedValue { $0 }, "the read ended: the head is handed out")
+        let (_, content) = try await exchange.promise.futureResult.get()
+        guard case .stream = content else {
+            Issue.record("the body is not all there: it streams")
+            return
+        }
+        try channel.writeInbound(HTTPClientResponsePart.body(ByteBuffer(string: "lo")))
+        try channel.writeInbound(HTTPClientResponsePart.end(nil))
+        #expect(exchange.reusable.withLockedValue { $0 } == true)
+        var received = ""
+        for try await part in BulwarkResponse.Body(content, host: Self.host) { received += String(buffer: part) }
+        #expect(received == "hello")
+        _ = try? channel.finish()
+    }
+
+    /// The connection closing while a head is held (before its read ended) fails the request: nobody has the head yet.
+    @Test func theConnectionClosingWhileTheHeadIsHeldFailsTheRequest() async throws {
+        let channel = EmbeddedChannel()
+        let exchange = try EmbeddedExchange(on: channel, host: Self.host)
+        self.read([.head(self.head(.ok)), .body(ByteBuffer(string: "hel"))], into: channel)
+        channel.pipeline.fireChannelInactive()
+        await #expect {
+            _ = try await exchange.promise.futureResult.get()
+        } throws: { error in
+            (error as? BulwarkError)?.code == .remoteConnectionClosed
+        }
+        #expect(exchange.reusable.withLockedValue { $0 } == false)
         _ = try? channel.finish()
     }
 }

@@ -118,3 +118,13 @@ public struct BulwarkResponse: Sendable, CustomStringConvertible, CustomDebugStr
         }
     }
 }
+
+extension BulwarkResponse.Body {
+    /// The body an exchange handed out: a stream, or the whole body read with the head.
+    init(_ content: ResponseBodyContent, host: String) {
+        switch content {
+        case .stream(let producer): self.init(producer: producer, host: host)
+        case .whole(let buffer): self.init(producer: nil, host: host, buffered: buffer)
+        }
+    }
+}

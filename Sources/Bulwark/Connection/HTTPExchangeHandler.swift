@@ -9,6 +9,13 @@ typealias ResponseBodyProducer = NIOThrowingAsyncSequenceProducer<
     ByteBuffer, any Error, NIOAsyncSequenceProducerBackPressureStrategies.HighLowWatermark, ResponseBodyDelegate
 >
 
+/// A response's body as the exchange hands it out with the head: a stream, or the whole body when the response ended
+/// in the read that brought its head (nil when it has none).
+enum ResponseBodyContent {
+    case stream(ResponseBodyProducer)
+    case whole(ByteBuffer?)
+}
+
 /// Tells the exchange handler, on its event loop, that the body's reader wants more or went away. The news names the
 /// response it is about: it arrives one event-loop task later, when the connection may already serve the next
 /// exchange, whose body it must not end or read for.
@@ -29,7 +36,7 @@ struct ResponseBodyDelegate: NIOAsyncSequenceProducerDelegate {
 /// One request/response exchange in flight on a channel.
 final class Exchange {
     let host: String
-    let headPromise: EventLoopPromise<(HTTPResponseHead, ResponseBodyProducer)>
+    let headPromise: EventLoopPromise<(HTTPResponseHead, ResponseBodyContent)>
     let requestKeepAlive: Bool
     /// Called once on the event loop when the exchange ends: `true` when the connection can serve another request.
     let onComplete: (Bool) -> Void
@@ -37,7 +44,7 @@ final class Exchange {
 
     init(
         host: String,
-        headPromise: EventLoopPromise<(HTTPResponseHead, ResponseBodyProducer)>,
+        headPromise: EventLoopPromise<(HTTPResponseHead, ResponseBodyContent)>,
         requestKeepAlive: Bool,
         onComplete: @escaping (Bool) -> Void
     ) {
@@ -61,6 +68,10 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// The exchange in flight, and its body stream once the head is out.
     private var exchange: Exchange?
     private var source: ResponseBodyProducer.Source?
+    /// The final response head, held until the end of the read that brought it, and the body bytes read after it
+    /// (see ``HTTPExchangeStateMachine/headDelivered``).
+    private var heldHead: HTTPResponseHead?
+    private var heldBody: ByteBuffer?
     /// Response bodies handed out on this channel: the current one's number, which its reader's news must carry.
     private var bodies = 0
     private var context: ChannelHandlerContext?
@@ -228,6 +239,8 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
         self.exchange = nil
         self.source = nil
         self.bodyWriter = nil
+        self.heldHead = nil
+        self.heldBody = nil
         exchange?.deadlineTask?.cancel()
         bodyWriter?.fail(error)
         switch action {
@@ -254,24 +267,9 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 return
             case .fail(let error):
                 self.fail(error)
-            case .deliver:
-                guard let exchange = self.exchange else { return }
-                // One buffer in flight, as AsyncHTTPClient does: the socket is read again when the reader takes it.
-                // A deeper queue (16 buffers before) kept NIOSSL's plaintext buffers referenced, so each decrypt had
-                // to allocate fresh ones: in a 256 MiB download that cost page faults and copies (about a quarter
-                // more client CPU) and 3 MiB more memory, with no gain in throughput on loopback.
-                self.bodies += 1
-                let producer = ResponseBodyProducer.makeSequence(
-                    elementType: ByteBuffer.self,
-                    backPressureStrategy: .init(lowWatermark: 1, highWatermark: 1),
-                    finishOnDeinit: false,
-                    delegate: ResponseBodyDelegate(
-                        handler: NIOLoopBound(self, eventLoop: context.eventLoop),
-                        body: self.bodies
-                    )
-                )
-                self.source = producer.source
-                exchange.headPromise.succeed((head, producer.sequence))
+            case .hold:
+                self.heldHead = head
+                self.heldBody = nil
             }
         case .body(let buffer):
             switch self.machine.receivedBody(count: buffer.readableBytes, now: now) {
@@ -279,13 +277,17 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 return
             case .fail(let error):
                 self.fail(error)
-            case .yield:
-                guard let source = self.source else { return }
-                switch source.yield(buffer) {
-                case .produceMore: self.machine.bodyYielded(wantsMore: true)
-                case .stopProducing: self.machine.bodyYielded(wantsMore: false)
-                case .dropped: break
+            case .hold:
+                if var held = self.heldBody {
+                    self.heldBody = nil
+                    var buffer = buffer
+                    held.writeBuffer(&buffer)
+                    self.heldBody = held
+                } else {
+                    self.heldBody = buffer
                 }
+            case .yield:
+                self.yield(buffer)
             }
         case .end:
             let keepAlive: Bool
@@ -303,8 +305,12 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
             }
             let exchange = self.exchange
             let source = self.source
+            let heldHead = self.heldHead
+            let heldBody = self.heldBody
             self.exchange = nil
             self.source = nil
+            self.heldHead = nil
+            self.heldBody = nil
             // The read timer stays for the next exchange (see scheduleReadTimer(at:on:)).
             exchange?.deadlineTask?.cancel()
             if readNow { context.read() }
@@ -316,9 +322,56 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
             }
             // Give the connection back before the reader sees the end, so its next request finds it idle.
             exchange?.onComplete(keepAlive)
+            if let heldHead {
+                // The whole response arrived in one read: no body stream, and no news from its reader.
+                exchange?.headPromise.succeed((heldHead, .whole(heldBody)))
+            }
             source?.finish()
             // A connection that still carried the request's body serves no other request.
             if bodyRefusal != nil { context.close(promise: nil) }
+        }
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        if self.machine.readCompleted(), let head = self.heldHead {
+            self.heldHead = nil
+            self.deliver(head, context: context)
+        }
+        context.fireChannelReadComplete()
+    }
+
+    /// Hands out `head` with a body stream that starts with the bytes held with it.
+    private func deliver(_ head: HTTPResponseHead, context: ChannelHandlerContext) {
+        guard let exchange = self.exchange else { return }
+        // One buffer in flight, as AsyncHTTPClient does: the socket is read again when the reader takes it.
+        // A deeper queue (16 buffers before) kept NIOSSL's plaintext buffers referenced, so each decrypt had
+        // to allocate fresh ones: in a 256 MiB download that cost page faults and copies (about a quarter
+        // more client CPU) and 3 MiB more memory, with no gain in throughput on loopback.
+        self.bodies += 1
+        let producer = ResponseBodyProducer.makeSequence(
+            elementType: ByteBuffer.self,
+            backPressureStrategy: .init(lowWatermark: 1, highWatermark: 1),
+            finishOnDeinit: false,
+            delegate: ResponseBodyDelegate(
+                handler: NIOLoopBound(self, eventLoop: context.eventLoop),
+                body: self.bodies
+            )
+        )
+        self.source = producer.source
+        exchange.headPromise.succeed((head, .stream(producer.sequence)))
+        if let held = self.heldBody {
+            self.heldBody = nil
+            self.yield(held)
+        }
+    }
+
+    /// Gives body bytes to the body stream and notes whether it wants more.
+    private func yield(_ buffer: ByteBuffer) {
+        guard let source = self.source else { return }
+        switch source.yield(buffer) {
+        case .produceMore: self.machine.bodyYielded(wantsMore: true)
+        case .stopProducing: self.machine.bodyYielded(wantsMore: false)
+        case .dropped: break
         }
     }
 

@@ -15,7 +15,8 @@ struct HTTPExchangeStateMachine {
         case idle
         /// The request is written (or being written); no final response head yet.
         case waitingForHead
-        /// The head was handed out; the body streams.
+        /// A final head arrived; the body streams (the head is handed out at the end of the read that brought it, or
+        /// with the whole body: see ``headDelivered``).
         case streaming
         /// The connection failed or was closed; no request may start.
         case closed(BulwarkError)
@@ -32,6 +33,10 @@ struct HTTPExchangeStateMachine {
     /// Whether the connection closed because the response ended before the request (``receivedEnd(now:)``).
     private(set) var answeredBeforeRequestEnded = false
     private var responseKeepAlive = false
+    /// Whether the head of the response in ``State/streaming`` was handed out. Until then it is held, with the body
+    /// bytes read after it: a response that ends in the read that brought its head (a short response) is handed out
+    /// whole, with no body stream, and so with no news from a body reader to send back to the event loop.
+    private(set) var headDelivered = false
     private var isInflated = false
     private var inflatedBytes = 0
     /// When the server was last heard from, or the reader last asked for more, in the current exchange.
@@ -131,7 +136,7 @@ struct HTTPExchangeStateMachine {
             return .failHead(error)
         case .streaming:
             self.state = .closed(error)
-            return .failBody(error)
+            return self.headDelivered ? .failBody(error) : .failHead(error)
         case .idle:
             self.state = .closed(error)
             return .close
@@ -143,9 +148,9 @@ struct HTTPExchangeStateMachine {
     enum HeadAction {
         /// An informational (1xx) head: the final one follows.
         case ignore
-        /// Hand out the head and a body stream. `keepAlive` tells whether the connection may serve another request
-        /// once the body ends; `inflated` whether the decompressor inflates this body.
-        case deliver
+        /// Hold the head: it is handed out with a body stream at the end of this read (``readCompleted()``), or with
+        /// the whole body when the response ends first (``receivedEnd(now:)``).
+        case hold
         /// The head came when none was expected.
         case fail(BulwarkError)
     }
@@ -165,13 +170,16 @@ struct HTTPExchangeStateMachine {
         self.isInflated = self.maximumInflatedSize != .max && isCompressed
         self.inflatedBytes = 0
         self.consumerWantsMore = true
+        self.headDelivered = false
         self.state = .streaming
-        return .deliver
+        return .hold
     }
 
     enum BodyAction {
         /// Give the bytes to the body stream, then report its answer with ``bodyYielded(wantsMore:)``.
         case yield
+        /// The head is still held: keep the bytes with it.
+        case hold
         /// No body is streaming (the exchange failed): drop the bytes.
         case ignore
         /// The body broke a limit: fail the exchange with this error.
@@ -195,7 +203,7 @@ struct HTTPExchangeStateMachine {
                 )
             }
         }
-        return .yield
+        return self.headDelivered ? .yield : .hold
     }
 
     /// The body stream took a part; `wantsMore` is false when its buffer is full (no more socket reads until the
@@ -216,7 +224,7 @@ struct HTTPExchangeStateMachine {
         case completeBeforeRequestEnded(BulwarkError)
     }
 
-    /// The response ended at `now`.
+    /// The response ended at `now`. A head still held is handed out now, with the whole body.
     mutating func receivedEnd(now: NIODeadline) -> EndAction {
         self.lastActivity = now
         guard case .streaming = self.state else { return .ignore }
@@ -241,6 +249,14 @@ struct HTTPExchangeStateMachine {
     /// The streamed request body's end is written now.
     mutating func requestBodyEnded() {
         self.requestEnded = true
+    }
+
+    /// The read that brought response parts is over: true to hand out the held head now, with a body stream that
+    /// starts with the bytes held with it.
+    mutating func readCompleted() -> Bool {
+        guard case .streaming = self.state, !self.headDelivered else { return false }
+        self.headDelivered = true
+        return true
     }
 
     // MARK: Demand

@@ -118,7 +118,7 @@ extension RequestExecutor {
     /// connection can be reused); returns the response head's future.
     private typealias BeginExchange =
         @Sendable (NIOLoopBound<HTTPExchangeHandler>, @escaping (Bool) -> Void) -> EventLoopFuture<
-            (HTTPResponseHead, ResponseBodyProducer)
+            (HTTPResponseHead, ResponseBodyContent)
         >
 
     /// An exchange started on a connection: what the task awaits, and what cancellation fails. A class: it is passed
@@ -126,13 +126,13 @@ extension RequestExecutor {
     private final class Started: Sendable {
         let lease: ConnectionPool.Lease
         let handler: NIOLoopBound<HTTPExchangeHandler>
-        let head: EventLoopFuture<(HTTPResponseHead, ResponseBodyProducer)>
+        let head: EventLoopFuture<(HTTPResponseHead, ResponseBodyContent)>
         let version: String
 
         init(
             lease: ConnectionPool.Lease,
             handler: NIOLoopBound<HTTPExchangeHandler>,
-            head: EventLoopFuture<(HTTPResponseHead, ResponseBodyProducer)>,
+            head: EventLoopFuture<(HTTPResponseHead, ResponseBodyContent)>,
             version: String
         ) {
             self.lease = lease
@@ -143,7 +143,7 @@ extension RequestExecutor {
     }
 
     /// What a request without a streamed body waits for: its exchange, and the exchange's response head.
-    private typealias Answer = (Started, HTTPResponseHead, ResponseBodyProducer)
+    private typealias Answer = (Started, HTTPResponseHead, ResponseBodyContent)
 
     /// What `send` waits for once `begin` has set the exchange under way.
     private struct Pending: Sendable {
@@ -256,7 +256,7 @@ extension RequestExecutor {
                 hop.connected(tlsVersion: Self.tlsVersion(of: lease.connection.channel))
             }
             let begin: BeginExchange = { handler, onComplete in
-                let promise = handler.eventLoop.makePromise(of: (HTTPResponseHead, ResponseBodyProducer).self)
+                let promise = handler.eventLoop.makePromise(of: (HTTPResponseHead, ResponseBodyContent).self)
                 let exchange = Exchange(
                     host: host,
                     headPromise: promise,
@@ -392,18 +392,18 @@ extension RequestExecutor {
         let host = target.host
         let exchange: Started
         let responseHead: HTTPResponseHead
-        let producer: ResponseBodyProducer
+        let content: ResponseBodyContent
         if let streamProducer = pending.streamProducer, let ready = pending.ready {
-            (exchange, responseHead, producer) = try await self.streamed(
+            (exchange, responseHead, content) = try await self.streamed(
                 streamProducer,
                 ready: ready,
                 declaredLength: pending.declaredLength,
                 host: host
             )
         } else {
-            (exchange, responseHead, producer) = try await pending.answer.value()
+            (exchange, responseHead, content) = try await pending.answer.value()
         }
-        var body = BulwarkResponse.Body(producer: producer, host: host)
+        var body = BulwarkResponse.Body(content, host: host)
         if target.isTLS && ClientCertificateRefusalPage.mayBe(responseHead, method: request.method) {
             body = try await Self.refusalChecked(body, target: target, identity: identity)
         }
@@ -418,7 +418,7 @@ extension RequestExecutor {
         ready: EventLoopPromise<Started>,
         declaredLength: Int?,
         host: String
-    ) async throws -> (Started, HTTPResponseHead, ResponseBodyProducer) {
+    ) async throws -> (Started, HTTPResponseHead, ResponseBodyContent) {
         let exchange = try await ready.futureResult.get()
         try await self.stream(
             streamProducer,
@@ -426,8 +426,8 @@ extension RequestExecutor {
             through: exchange.handler,
             host: host
         )
-        let (responseHead, producer) = try await exchange.head.get()
-        return (exchange, responseHead, producer)
+        let (responseHead, content) = try await exchange.head.get()
+        return (exchange, responseHead, content)
     }
 
     /// Perhaps nginx's page refusing the client certificate (a few hundred bytes, as declared): reads it whole, and
