@@ -78,6 +78,11 @@ final class TrustVerification: Sendable {
             self.finish(.trusted(hit.chain), presented: hit.presented, cached: true, promise: promise)
             return
         }
+        // A chain parsed whole before, byte for byte the same: its certificates, without a lookup per certificate.
+        if let remembered = self.parsedCertificates.chain(derEncoded: der) {
+            self.evaluate(remembered, skipped: [], key: key, promise: promise)
+            return
+        }
         var chain: [Certificate] = []
         chain.reserveCapacity(der.count)
         // Why presented certificates could not be parsed, in words (a weak key, a SHA-1 signature).
@@ -97,20 +102,29 @@ final class TrustVerification: Sendable {
                 return
             }
         }
-        let manager = self.manager
-        let host = self.host
-        let cache = self.cache
-        let presented = chain
-        let skipped = unparsable
+        if unparsable.isEmpty { self.parsedCertificates.rememberChain(chain, derEncoded: der) }
+        self.evaluate(chain, skipped: unparsable, key: key, promise: promise)
+    }
+
+    /// Evaluates the parsed chain `presented` (`skipped`: why presented certificates left out of it could not be
+    /// parsed) and completes `promise` with the decision.
+    private func evaluate(
+        _ presented: [Certificate],
+        skipped: [TrustFailureReason],
+        key: TrustDecisionCache.Key?,
+        promise: EventLoopPromise<NIOSSLVerificationResultWithMetadata>
+    ) {
+        // The manager, host and cache are read through `self`: capturing copies of them (the manager is a struct
+        // of half a dozen references) retained and released each of them once more per handshake.
         let evaluation: @Sendable () async -> Void = {
-            var decision = await manager.evaluate(presented, forHost: host)
+            var decision = await self.manager.evaluate(presented, forHost: self.host)
             // A refused chain whose intermediate could not be parsed: say why, or the refusal only says that no
             // path was found.
             if case .refused(var refusal) = decision, !skipped.isEmpty {
                 refusal.reasons = skipped + refusal.reasons.filter { !skipped.contains($0) }
                 decision = .refused(refusal)
             }
-            if let cache, let key { cache.store(decision, presented: presented, for: key) }
+            if let cache = self.cache, let key { cache.store(decision, presented: presented, for: key) }
             self.finish(decision, presented: presented, cached: false, promise: promise)
         }
         // Evaluate right here, on the event loop, as BoringSSL verifies inside the handshake for other clients:

@@ -24,7 +24,25 @@ struct ChainVerifier: Sendable {
         if self.roots.explicitCertificates.contains(leaf) {
             return Self.verifyExplicitlyTrustedLeaf(leaf, at: time)
         }
-        var verifier = Verifier(rootCertificates: self.roots.certificateStore) {
+        // The verifier is the same for every evaluation within this second (see VerifierMemo).
+        let verifier = self.roots.verifiers.verifier(for: VerifierMemo.Key(second: time, options: self.options)) {
+            BuiltVerifier(verifier: self.makeVerifier(at: time))
+        }
+        // The intermediates' store is kept with the presented chain: building it hashes every name again.
+        let intermediates = PresentedIntermediatesCache.shared.store(forIntermediatesOf: presented)
+        let result = await verifier.validate(leaf: leaf, intermediates: intermediates)
+        switch result {
+        case .validCertificate(let chain):
+            // The array of a path verified before, when it is these same certificates (see VerifiedChainMemo).
+            return .verified(VerifiedChainMemo.shared.array(of: chain))
+        case .couldNotValidate(let failures):
+            return .failed(Self.explain(failures, presented: presented, at: time))
+        }
+    }
+
+    /// swift-certificates' verifier for ``roots`` at `time` (a whole second), with Bulwark's policies.
+    func makeVerifier(at time: Date) -> Verifier<some VerifierPolicy> {
+        Verifier(rootCertificates: self.roots.certificateStore) {
             // First: it bounds the cost of RFC5280Policy's name-constraint check.
             NameConstraintBudgetPolicy()
             RFC5280Policy(fixedExpiryValidationTime: time)
@@ -33,15 +51,6 @@ struct ChainVerifier: Sendable {
                 maximumIntermediates: self.options.maximumIntermediates,
                 enforcesRootProfile: self.options.enforcesRootProfile
             )
-        }
-        // The intermediates' store is kept with the presented chain: building it hashes every name again.
-        let intermediates = PresentedIntermediatesCache.shared.store(forIntermediatesOf: presented)
-        let result = await verifier.validate(leaf: leaf, intermediates: intermediates)
-        switch result {
-        case .validCertificate(let chain):
-            return .verified(Array(chain))
-        case .couldNotValidate(let failures):
-            return .failed(Self.explain(failures, presented: presented, at: time))
         }
     }
 

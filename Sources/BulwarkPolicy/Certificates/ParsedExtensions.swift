@@ -26,6 +26,12 @@ final class ParsedExtensions: Sendable {
     /// number, extensions), so its verdict is as much a pure function of those bytes as the decoded values are;
     /// a path still runs every check on every handshake, reading the verdicts from here.
     let webPKI: WebPKIVerdicts
+    /// Hosts, exactly as ``ServerIdentity/check(leafOf:host:parsed:)`` was given them, for which this certificate
+    /// as a leaf passed the host check (at most ``matchedHostLimit``, the oldest forgotten first). The check reads
+    /// only the host and the subject alternative names decoded here, so its success is a pure function of the
+    /// host and these bytes; a failure is never remembered and is found again on every handshake.
+    private let matchedHosts = LockedValue<[String]>([])
+    static let matchedHostLimit = 4
 
     /// ``WebPKIPolicy``'s per-certificate verdicts (see ``ParsedExtensions/webPKI``).
     struct WebPKIVerdicts: Sendable {
@@ -84,6 +90,20 @@ final class ParsedExtensions: Sendable {
         self.nameConstraints = other.nameConstraints
         self.subjectAlternativeNames = other.subjectAlternativeNames
         self.webPKI = webPKI
+    }
+
+    /// Whether ``ServerIdentity`` found this certificate valid for exactly `host` before.
+    func hostMatched(_ host: String) -> Bool {
+        self.matchedHosts.withLock { $0.contains(host) }
+    }
+
+    /// Remembers that this certificate as a leaf is valid for exactly `host` (only a success may be remembered).
+    func rememberMatchedHost(_ host: String) {
+        self.matchedHosts.withLock { hosts in
+            guard !hosts.contains(host) else { return }
+            if hosts.count >= Self.matchedHostLimit { hosts.removeFirst() }
+            hosts.append(host)
+        }
     }
 
     /// The decoded extensions of `certificate`, from ``ParsedExtensionsCache/shared`` when the same certificate

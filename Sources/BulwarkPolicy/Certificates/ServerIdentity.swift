@@ -11,7 +11,26 @@ enum ServerIdentity {
     /// `nil` when the leaf, the first certificate of a non-empty `chain`, is valid for `host`; otherwise the
     /// reason. The leaf is copied out of the chain only to name its subject alternative names when they do not
     /// match (a `Certificate` copy retains two dozen references, and this runs on every handshake).
+    ///
+    /// A success is remembered with the leaf's decoded extensions (``ParsedExtensions/hostMatched(_:)``), keyed by
+    /// the exact host text: a server presents the same leaf for the same host on every connection, and the answer
+    /// is a pure function of the two. A failure is worked out afresh every time.
     static func check(leafOf chain: some RandomAccessCollection<Certificate>, host: String) -> TrustFailureReason? {
+        let parsed = ParsedExtensions.of(chain, at: chain.startIndex)
+        if parsed.hostMatched(host) { return nil }
+        guard let failure = Self.evaluate(leafOf: chain, parsed: parsed, host: host) else {
+            parsed.rememberMatchedHost(host)
+            return nil
+        }
+        return failure
+    }
+
+    /// ``check(leafOf:host:)`` worked out in full, from the leaf's decoded extensions `parsed`.
+    static func evaluate(
+        leafOf chain: some RandomAccessCollection<Certificate>,
+        parsed: ParsedExtensions,
+        host: String
+    ) -> TrustFailureReason? {
         let canonical: String
         do {
             canonical = try HostName.canonicalize(host)
@@ -20,10 +39,10 @@ enum ServerIdentity {
         }
         let names: SubjectAlternativeNames
         do {
-            guard let parsed = try ParsedExtensions.of(chain, at: chain.startIndex).subjectAlternativeNames.get() else {
+            guard let decoded = try parsed.subjectAlternativeNames.get() else {
                 return .hostnameMismatch(host: canonical, names: [])
             }
-            names = parsed
+            names = decoded
         } catch {
             return .hostnameMismatch(host: canonical, names: ["<unparsable subject alternative names>"])
         }

@@ -48,8 +48,10 @@ struct WebPKIPolicy: VerifierPolicy {
                 )
             }
         }
+        // The decoded extensions of each certificate, kept for the name-constraint rules only when a CA of the path
+        // has name constraints (most have none, and the array would be built for nothing).
         var parsedChain: [ParsedExtensions] = []
-        parsedChain.reserveCapacity(count)
+        var leafExtensions: ParsedExtensions?
         for index in 0..<count {
             let isAnchor = index == count - 1
             let parsed = ParsedExtensions.of(chain, at: index)
@@ -74,9 +76,17 @@ struct WebPKIPolicy: VerifierPolicy {
             if let failure {
                 return .failsToMeetPolicy(reason: "\(chain[index].subject): \(failure)")
             }
-            parsedChain.append(parsed)
+            if index == 0 {
+                leafExtensions = parsed
+            } else if parsedChain.isEmpty, (try? parsed.nameConstraints.get()) != nil, let leafExtensions {
+                // The first CA with name constraints: the certificates before it, then every one from here on.
+                parsedChain.reserveCapacity(count)
+                parsedChain.append(leafExtensions)
+                for earlier in 1..<index { parsedChain.append(ParsedExtensions.of(chain, at: earlier)) }
+            }
+            if !parsedChain.isEmpty { parsedChain.append(parsed) }
         }
-        if count > 1, let failure = NameConstraintChecks.check(chain, parsed: parsedChain) {
+        if count > 1, !parsedChain.isEmpty, let failure = NameConstraintChecks.check(chain, parsed: parsedChain) {
             return .failsToMeetPolicy(reason: failure)
         }
         return .meetsPolicy

@@ -21,6 +21,24 @@ public struct ServerTrustManager: Sendable {
     private let matcher: HostMatcher<any ServerTrustEvaluating>
     /// Tells managers apart (copies share it): part of a ``TrustDecisionCache`` key.
     private let token = Token()
+    /// The last host that matched a pattern, exactly as given, with its match: a client asks for the same host
+    /// on every connection, and the match (canonicalizing the host and walking the pattern trie) is a pure
+    /// function of the host and the patterns, which never change. A host matching no pattern is not remembered.
+    private let lastMatch = LockedValue<RememberedMatch?>(nil)
+
+    /// A host and the pattern and evaluator it matched (a class, not a tuple: a tuple in a generic box needs its
+    /// type metadata looked up at run time on every use).
+    private final class RememberedMatch: Sendable {
+        let host: String
+        let pattern: HostPattern
+        let value: any ServerTrustEvaluating
+
+        init(host: String, pattern: HostPattern, value: any ServerTrustEvaluating) {
+            self.host = host
+            self.pattern = pattern
+            self.value = value
+        }
+    }
 
     fileprivate final class Token: Sendable {}
 
@@ -70,7 +88,7 @@ public struct ServerTrustManager: Sendable {
 
     /// The evaluator for `host`, or `nil` when the host must be refused.
     public func evaluator(forHost host: String) -> (any ServerTrustEvaluating)? {
-        if let match = self.matcher.match(host) {
+        if let match = self.match(host) {
             return match.value
         }
         return self.allHostsMustBeEvaluated ? nil : self.defaultEvaluator
@@ -78,7 +96,18 @@ public struct ServerTrustManager: Sendable {
 
     /// The pattern that chose `host`'s evaluator, or nil when the host matches none.
     public func pattern(forHost host: String) -> HostPattern? {
-        self.matcher.match(host)?.pattern
+        self.match(host)?.pattern
+    }
+
+    /// `matcher.match(host)`, from ``lastMatch`` when `host` is the last host that matched.
+    private func match(_ host: String) -> (pattern: HostPattern, value: any ServerTrustEvaluating)? {
+        if let last = self.lastMatch.withLock({ $0 }), last.host == host {
+            return (last.pattern, last.value)
+        }
+        guard let match = self.matcher.match(host) else { return nil }
+        let remembered = RememberedMatch(host: host, pattern: match.pattern, value: match.value)
+        self.lastMatch.withLock { $0 = remembered }
+        return match
     }
 
     /// Evaluates `chain` for `host` with the host's evaluator.

@@ -13,6 +13,8 @@ public struct TrustRoots: Sendable, Hashable {
     /// subject. (The system store is not touched here: reading `CertificateStore.systemTrustRoots` starts loading
     /// the system bundle, which only an evaluation against the system roots should do.)
     private let customStore: CertificateStore?
+    /// The verifier last built for these roots (see ``VerifierMemo``); not part of the value.
+    let verifiers = VerifierMemo()
 
     private init(storage: Storage) {
         self.storage = storage
@@ -30,6 +32,14 @@ public struct TrustRoots: Sendable, Hashable {
         case .custom(let certificates): return CertificateStore(certificates)
         case .systemAnd(let certificates): return CertificateStore.systemTrustRoots.appending(contentsOf: certificates)
         }
+    }
+
+    public static func == (lhs: TrustRoots, rhs: TrustRoots) -> Bool {
+        lhs.storage == rhs.storage
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(self.storage)
     }
 
     /// The system trust store (on Linux, the distribution's CA bundle).

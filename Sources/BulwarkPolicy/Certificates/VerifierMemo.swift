@@ -1,0 +1,69 @@
+import Foundation
+@_spi(FixedExpiryValidationTime) import X509
+
+/// The swift-certificates `Verifier` that ``ChainVerifier`` built last for one set of trust roots, kept for the
+/// rest of its second: building one (the three policies, each with its list of understood critical extensions,
+/// concatenated and wrapped by the policy builder) and destroying it cost more than any other step of Bulwark's own
+/// in a verification, although it is the same for every handshake within a second.
+///
+/// A verifier is a pure function of what it is built from: the roots (the memo belongs to one ``TrustRoots``),
+/// the validation time (the whole second ``ChainVerifier`` rounds it down to, compared exactly) and the options
+/// its policies read. It holds no decision: each evaluation validates with a copy of it, every signature and check
+/// included. Only the most recent one is kept.
+final class VerifierMemo: Sendable {
+    /// What a verifier is built from, besides the roots.
+    struct Key: Equatable, Sendable {
+        let second: Date
+        let requireServerAuth: Bool
+        let maximumIntermediates: Int?
+        let enforcesRootProfile: Bool
+
+        init(second: Date, options: ValidationOptions) {
+            self.second = second
+            self.requireServerAuth = options.requireServerAuthExtendedKeyUsage
+            self.maximumIntermediates = options.maximumIntermediates
+            self.enforcesRootProfile = options.enforcesRootProfile
+        }
+    }
+
+    /// A verifier and what it was built from (a struct, not a tuple: a tuple in a generic box needs its type
+    /// metadata looked up at run time on every use).
+    private struct Entry: Sendable {
+        let key: Key
+        let verifier: any PathValidating
+    }
+
+    private let last = LockedValue<Entry?>(nil)
+
+    /// The verifier for `key`: the one built last if it was built for the same key, otherwise `build()` (which is
+    /// then kept).
+    func verifier(for key: Key, build: () -> any PathValidating) -> any PathValidating {
+        if let last = self.last.withLock({ $0 }), last.key == key {
+            return last.verifier
+        }
+        let verifier = build()
+        self.last.withLock { $0 = Entry(key: key, verifier: verifier) }
+        return verifier
+    }
+}
+
+/// A swift-certificates `Verifier` whose policy type the policy builder hides (an opaque type), so that
+/// ``VerifierMemo`` can keep it.
+protocol PathValidating: Sendable {
+    /// Validates `leaf` with a copy of the verifier (validation is mutating; the kept one is never changed).
+    func validate(leaf: Certificate, intermediates: CertificateStore) async -> CertificateValidationResult
+}
+
+/// ``PathValidating`` over a `Verifier` with `Policy`.
+///
+/// `@unchecked Sendable`: ``ChainVerifier`` builds it only from `Sendable` policies (``NameConstraintBudgetPolicy``,
+/// `RFC5280Policy`, ``WebPKIPolicy``, and the builder's wrappers, which are `Sendable` when their parts are), but
+/// the builder's opaque result type does not say so.
+struct BuiltVerifier<Policy: VerifierPolicy>: PathValidating, @unchecked Sendable {
+    let verifier: Verifier<Policy>
+
+    func validate(leaf: Certificate, intermediates: CertificateStore) async -> CertificateValidationResult {
+        var verifier = self.verifier
+        return await verifier.validate(leaf: leaf, intermediates: intermediates)
+    }
+}
