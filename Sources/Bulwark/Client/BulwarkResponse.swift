@@ -61,7 +61,7 @@ public struct BulwarkResponse: Sendable, CustomStringConvertible, CustomDebugStr
     /// The response body as an async sequence of buffers, backpressured: while you do not read, the socket is not
     /// read either.
     public struct Body: AsyncSequence, Sendable {
-        /// Each element is a chunk of the body as it arrived.
+        /// Each element is a chunk of the body as it arrived (a body that arrived whole with the head is one chunk).
         public typealias Element = ByteBuffer
         let producer: ResponseBodyProducer?
         let host: String
