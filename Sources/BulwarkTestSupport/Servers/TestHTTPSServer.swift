@@ -36,11 +36,12 @@ import X509
 /// ``requests``, ``openConnections``, and on HTTP/2 the client's first SETTINGS (``http2ClientSettings``).
 public final class TestHTTPSServer: Sendable {
     /// The faults of `/fault/NAME`: a reset or a clean close before the response head; a reset, a GOAWAY (h2) or an
-    /// RST_STREAM (h2) after half the body; a chunked body cut in the middle; no answer at all; a 256 KiB header;
-    /// bytes that are not HTTP where the head should be (h2: the stream is reset).
+    /// RST_STREAM (h2) after half the body; a chunked body cut in the middle; no answer at all; half the body, then
+    /// nothing (the connection stays open); a 256 KiB header; bytes that are not HTTP where the head should be (h2:
+    /// the stream is reset).
     public static let faultNames = [
         "reset-before-head", "close-before-head", "reset-mid-body", "goaway-mid-body", "rst-stream-mid-body",
-        "truncate-chunked", "stall", "huge-header", "garbage-head",
+        "truncate-chunked", "stall", "stall-mid-body", "huge-header", "garbage-head",
     ]
 
     /// The size `/bomb` inflates to: 64 MiB.

@@ -25,6 +25,8 @@ final class TestRouteHandler: ChannelInboundHandler, RemovableChannelHandler {
         case closeCleanly
         /// Reset the TCP connection.
         case reset
+        /// Write nothing more and leave the connection open: the body never ends.
+        case stall
     }
 
     private struct BodyStream {
@@ -288,6 +290,9 @@ final class TestRouteHandler: ChannelInboundHandler, RemovableChannelHandler {
             )
         case "stall":
             break  // the request was read; no answer ever comes
+        case "stall-mid-body":
+            // The head and half the body, then nothing: the body never ends and the connection stays open.
+            self.startStream(context: context, head: head, length: 2 * half, chunked: false, send: half, ending: .stall)
         case "huge-header":
             let value = String(repeating: "x", count: 256 * 1024)
             self.respond(context: context, head: head, headers: [("x-huge", value)], body: ByteBuffer(string: "huge"))
@@ -454,6 +459,8 @@ final class TestRouteHandler: ChannelInboundHandler, RemovableChannelHandler {
                     self.closeConnection(context: context, abruptly: false)
                 }
             }
+        case .stall:
+            break
         case .closeCleanly, .reset:
             let written = lastWrite ?? context.eventLoop.makeSucceededVoidFuture()
             written.assumeIsolated().whenComplete { _ in
