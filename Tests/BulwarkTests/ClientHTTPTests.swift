@@ -107,6 +107,33 @@ struct ClientHTTPTests {
         try await server.shutdown()
     }
 
+    /// A response is handed out once the read that brought its head is over, not when its body ends: a response read
+    /// whole with its head is handed out whole, but one whose body is still coming must not wait for its end. The
+    /// server sends the head and half the body, then nothing more; the request returns the response at once, and its
+    /// body gives what came.
+    @Test(arguments: [["http/1.1"], ["h2"]])
+    func aResponseIsHandedOutBeforeItsBodyEnds(alpn: [String]) async throws {
+        let server = try await Harness.server(chain, alpn: alpn)
+        let client = try Harness.client(for: server, evaluator: evaluator) { configuration in
+            // Longer than the request's deadline: only the deadline could end a request waiting for the body's end.
+            configuration.timeouts.idleRead = .seconds(60)
+        }
+        do {
+            let response = try await client.execute(
+                BulwarkRequest(url: Harness.url(server, "/fault/stall-mid-body")),
+                timeout: .seconds(20)
+            )
+            #expect(response.status == .ok)
+            var body = response.body.makeAsyncIterator()
+            let first = try await body.next()
+            #expect((first?.readableBytes ?? 0) > 0)
+        } catch {
+            Issue.record("the response waited for the end of its body: \(error)")
+        }
+        await client.shutdown(gracePeriod: .zero)
+        try await server.shutdown()
+    }
+
     @Test func decompressionBombIsStopped() async throws {
         let server = try await Harness.server(chain, alpn: ["http/1.1"])
         let client = try Harness.client(for: server, evaluator: evaluator)
@@ -138,6 +165,75 @@ struct ClientHTTPTests {
         #expect(
             String(buffer: try await streamed.body.collect(upTo: 1 << 20)) == String(repeating: "0123456789", count: 10)
         )
+        await client.shutdown()
+        try await server.shutdown()
+    }
+
+    /// A body far larger than the socket's buffers, streamed as fast as the producer can hand chunks over: the chunks
+    /// handed over together are flushed by the last of them, and the producer waits while the channel is full. Halfway
+    /// through, what was handed over has reached the server (nothing waits for the end of the body to be flushed: over
+    /// HTTP/2 the producer would wait for ever, over HTTP/1.1 the whole body would pile up in the client); every byte
+    /// arrives, and the connection serves the next request.
+    @Test(arguments: [["http/1.1"], ["h2"]])
+    func aLargeStreamedBodyIsSentWhole(alpn: [String]) async throws {
+        let server = try await Harness.server(chain, alpn: alpn)
+        let client = try Harness.client(for: server, evaluator: evaluator)
+        let chunk = ByteBuffer(repeating: 0x62, count: 64 * 1024)
+        let count = 512
+        let response = try await client.execute(
+            BulwarkRequest(
+                url: Harness.url(server, "/hello"),
+                method: .POST,
+                body: .stream(length: count * chunk.readableBytes) { writer in
+                    for index in 0..<count {
+                        try await writer.write(chunk)
+                        guard index == count / 2 else { continue }
+                        let enough = count / 4 * chunk.readableBytes
+                        let deadline = ContinuousClock.now + .seconds(20)
+                        while server.receivedApplicationBytes < enough {
+                            guard ContinuousClock.now < deadline else {
+                                Issue.record("halfway, the server had \(server.receivedApplicationBytes) bytes")
+                                return
+                            }
+                            try await Task.sleep(for: .milliseconds(5))
+                        }
+                    }
+                }
+            ),
+            timeout: .seconds(60)
+        )
+        #expect(response.status == .ok)
+        #expect(String(buffer: try await response.body.collect(upTo: 1024)) == "hello")
+        #expect(server.requests.filter { $0.method == "POST" }.map(\.bodyByteCount) == [count * chunk.readableBytes])
+        #expect(try await Harness.get(client, Harness.url(server, "/hello")).1 == "hello")
+        #expect(server.acceptedConnections == 1)
+        await client.shutdown()
+        try await server.shutdown()
+    }
+
+    /// A streamed body ends on the wire with the byte that completes its declared length, not when its producer
+    /// returns: the server has the whole request then and answers, and a producer that takes its time to return (here
+    /// 300 ms) must not make that answer look like one given before the request ended, which would close a connection
+    /// that can serve the next request.
+    @Test(arguments: [["http/1.1"], ["h2"]])
+    func aBodyOfDeclaredLengthEndsWithItsLastByte(alpn: [String]) async throws {
+        let server = try await Harness.server(chain, alpn: alpn)
+        let client = try Harness.client(for: server, evaluator: evaluator)
+        let response = try await client.execute(
+            BulwarkRequest(
+                url: Harness.url(server, "/hello"),
+                method: .POST,
+                body: .stream(length: 12) { writer in
+                    for part in ["abcd", "efgh", "ijkl"] { try await writer.write(ByteBuffer(string: part)) }
+                    try await Task.sleep(for: .milliseconds(300))
+                }
+            )
+        )
+        #expect(response.status == .ok)
+        #expect(String(buffer: try await response.body.collect(upTo: 1024)) == "hello")
+        #expect(try await Harness.get(client, Harness.url(server, "/hello")).1 == "hello")
+        #expect(server.acceptedConnections == 1)
+        #expect(server.requests.map(\.bodyByteCount) == [12, 0])
         await client.shutdown()
         try await server.shutdown()
     }

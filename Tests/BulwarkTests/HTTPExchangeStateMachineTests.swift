@@ -109,6 +109,50 @@ struct HTTPExchangeStateMachineTests {
         #expect(again == .complete(keepAlive: true, readNow: false))
     }
 
+    /// A streamed body with a declared length ends with the chunk that completes that length: the server, which frames
+    /// the body by it, may answer at once, and that answer is no early one (the connection stays reusable) even when
+    /// it comes before the producer has said that it is done.
+    @Test func aStreamedBodyEndsWithItsDeclaredLength() {
+        var machine = self.machine()
+        _ = machine.startExchange(requestKeepAlive: true, requestEnds: false, declaredBodyLength: 10, now: self.start)
+        let first = machine.requestBodyWritten(4)
+        let last = machine.requestBodyWritten(6)
+        // Written: nothing more ends it a second time.
+        let after = machine.requestBodyWritten(0)
+        #expect(!first && last && !after)
+        _ = machine.receivedHead(self.head(.ok), isCompressed: false, now: self.start)
+        let ended = machine.receivedEnd(now: self.start)
+        #expect(ended == .complete(keepAlive: true, readNow: false))
+        #expect(!machine.answeredBeforeRequestEnded)
+    }
+
+    /// Short of its declared length, or without one (chunked), the body has not ended: an answer before its end is
+    /// still an early one.
+    @Test func aStreamedBodyShortOfItsLengthOrWithoutOneHasNotEnded() {
+        for declared in [Int?.some(10), nil] {
+            var machine = self.machine()
+            _ = machine.startExchange(
+                requestKeepAlive: true,
+                requestEnds: false,
+                declaredBodyLength: declared,
+                now: self.start
+            )
+            let short = machine.requestBodyWritten(9)
+            #expect(!short)
+            _ = machine.receivedHead(self.head(.payloadTooLarge), isCompressed: false, now: self.start)
+            let ended = machine.receivedEnd(now: self.start)
+            guard case .completeBeforeRequestEnded = ended else {
+                Issue.record("declared \(String(describing: declared)): an answer before the body's end is early")
+                continue
+            }
+        }
+        // A body in memory is never counted.
+        var machine = self.machine()
+        _ = machine.startExchange(requestKeepAlive: true, declaredBodyLength: 10, now: self.start)
+        let inMemory = machine.requestBodyWritten(10)
+        #expect(!inMemory)
+    }
+
     @Test func informationalHeadsAreSkippedAndUnexpectedHeadsFail() {
         var machine = self.machine()
         guard case .fail(let early) = machine.receivedHead(self.head(.ok), isCompressed: false, now: self.start) else {

@@ -35,7 +35,9 @@ public struct BulwarkRequest: Sendable, CustomStringConvertible, CustomDebugStri
         /// A server may answer before it has read the whole body (a 413 from the head alone, for example). Its answer
         /// is then the request's response: the writer's later ``BodyWriter/write(_:)`` calls throw
         /// ``BulwarkError/Code/requestBodyFailed``, the rest is not sent, and the connection is closed, never reused
-        /// while it still carries the body.
+        /// while it still carries the body. A body with a `length` ends on the wire with its last byte: a server
+        /// answering once it has every byte, even before `producer` returns, answers a whole request, and the
+        /// connection stays reusable.
         public static func stream(
             length: Int? = nil,
             _ producer: @escaping @Sendable (BodyWriter) async throws -> Void

@@ -81,6 +81,11 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// The writer of the streamed request body being sent, told when the channel can take more and when the exchange
     /// fails.
     private var bodyWriter: RequestBodyWriter?
+    /// The writer whose body ended when its declared length was written (``writeBodyChunk(_:writer:)``): what it
+    /// sends after that (its end, an empty chunk, its producer's failure) has nothing left to do on the connection,
+    /// which may serve another exchange by then. Held, not identified by address, so that no later writer can be
+    /// taken for it.
+    private var bodyEndedByLength: RequestBodyWriter?
     private var host: String { self.machine.host }
     /// The server's port, for errors that name `host:port`; nil on connections that do not know it.
     private let port: Int?
@@ -115,6 +120,7 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
         head: HTTPRequestHead,
         body: ByteBuffer?,
         endsRequest: Bool,
+        declaredBodyLength: Int? = nil,
         deadline: NIODeadline?
     ) -> Bool {
         guard let context else {
@@ -127,6 +133,7 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
         switch self.machine.startExchange(
             requestKeepAlive: exchange.requestKeepAlive,
             requestEnds: endsRequest,
+            declaredBodyLength: declaredBodyLength,
             now: context.eventLoop.now
         ) {
         case .refuse(let error):
@@ -179,18 +186,44 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// Writes one chunk that `writer` handed over, and tells it whether the channel can take more. A chunk that comes
     /// after the exchange failed is dropped, and the writer told why.
     func writeBodyChunk(_ buffer: ByteBuffer, writer: RequestBodyWriter) {
+        if self.bodyEndedByLength === writer {
+            // Only an empty chunk can follow the declared length (a longer body is refused before it is handed over).
+            _ = writer.written(buffer.readableBytes, channelWritable: true)
+            return
+        }
         if self.isOver(for: writer) { return }
         guard let context else {
             writer.fail(self.closedError)
             return
         }
         self.bodyWriter = writer
-        context.writeAndFlush(self.wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
-        writer.written(buffer.readableBytes, channelWritable: context.channel.isWritable)
+        context.write(self.wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
+        let ended = self.machine.requestBodyWritten(buffer.readableBytes)
+        if ended {
+            // The declared length is written: the request ends with these bytes (see
+            // HTTPExchangeStateMachine.requestBodyWritten(_:)), and the writer's own end writes nothing more.
+            self.bodyWriter = nil
+            self.bodyEndedByLength = writer
+            context.write(self.wrapOutboundOut(.end(nil)), promise: nil)
+        }
+        // Chunks handed over after this one are on their way to this event loop: the last of them flushes, so that
+        // what the producer handed over together leaves in as few socket writes as the channel allows. A body that
+        // ended has nothing more to send, so its producer no longer waits for the channel (no news of the channel
+        // reaches it any more: it is no longer the body being written).
+        let more = writer.written(buffer.readableBytes, channelWritable: ended || context.channel.isWritable)
+        if ended || !more {
+            context.flush()
+        }
     }
 
     /// Ends the request body that `writer` streamed; `promise` completes once the end is written.
     func endBody(writer: RequestBodyWriter, promise: EventLoopPromise<Void>) {
+        if self.bodyEndedByLength === writer {
+            // Ended with its last chunk; the connection may serve another exchange by now, which this must not touch.
+            self.bodyEndedByLength = nil
+            promise.succeed(())
+            return
+        }
         self.bodyWriter = nil
         if self.isOver(for: writer) {
             promise.fail(self.closedError)
@@ -226,6 +259,17 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
     func channelWritabilityChanged(context: ChannelHandlerContext) {
         self.bodyWriter?.writabilityChanged(context.channel.isWritable)
         context.fireChannelWritabilityChanged()
+    }
+
+    /// The producer of `writer`'s body failed with `error`: the exchange fails, unless that body had already ended
+    /// with its declared length, in which case the request was sent whole and the connection may serve another
+    /// exchange by now.
+    func failBody(_ error: BulwarkError, writer: RequestBodyWriter) {
+        if self.bodyEndedByLength === writer {
+            self.bodyEndedByLength = nil
+            return
+        }
+        self.fail(error)
     }
 
     /// Fails the exchange in flight (cancellation, deadline, body failure) and closes the channel.

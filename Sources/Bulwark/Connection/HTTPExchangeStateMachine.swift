@@ -30,6 +30,9 @@ struct HTTPExchangeStateMachine {
     private var requestKeepAlive = false
     /// Whether the request is written to its end: false while a streamed body is still being written.
     private var requestEnded = true
+    /// The bytes of a streamed body that its declared length still awaits; nil when the body has no declared length
+    /// (``requestBodyWritten(_:)``).
+    private var requestBodyRemaining: Int?
     /// Whether the connection closed because the response ended before the request (``receivedEnd(now:)``).
     private(set) var answeredBeforeRequestEnded = false
     private var responseKeepAlive = false
@@ -64,13 +67,20 @@ struct HTTPExchangeStateMachine {
     }
 
     /// A request wants to start at `now`; `requestEnds` is false when its body is streamed after the head (see
-    /// ``requestBodyEnded()``).
-    mutating func startExchange(requestKeepAlive: Bool, requestEnds: Bool = true, now: NIODeadline) -> StartAction {
+    /// ``requestBodyEnded()``), and `declaredBodyLength` is then the length its head declares, if it declares one (see
+    /// ``requestBodyWritten(_:)``).
+    mutating func startExchange(
+        requestKeepAlive: Bool,
+        requestEnds: Bool = true,
+        declaredBodyLength: Int? = nil,
+        now: NIODeadline
+    ) -> StartAction {
         switch self.state {
         case .idle:
             self.state = .waitingForHead
             self.requestKeepAlive = requestKeepAlive
             self.requestEnded = requestEnds
+            self.requestBodyRemaining = requestEnds ? nil : declaredBodyLength
             self.responseKeepAlive = false
             self.isInflated = false
             self.inflatedBytes = 0
@@ -249,6 +259,19 @@ struct HTTPExchangeStateMachine {
     /// The streamed request body's end is written now.
     mutating func requestBodyEnded() {
         self.requestEnded = true
+    }
+
+    /// `count` bytes of the streamed request body are written now. True when they complete the length the head
+    /// declared: the request ends with them (write its end now), since the server, which frames the body by that
+    /// length, has the whole request once it has these bytes and may answer at once. Waiting for the producer to say
+    /// that it is done would take that answer for one that came before the request ended, and close a connection that
+    /// could serve the next request.
+    mutating func requestBodyWritten(_ count: Int) -> Bool {
+        guard !self.requestEnded, let remaining = self.requestBodyRemaining else { return false }
+        self.requestBodyRemaining = remaining - count
+        guard remaining - count <= 0 else { return false }
+        self.requestEnded = true
+        return true
     }
 
     /// The read that brought response parts is over: true to hand out the held head now, with a body stream that

@@ -50,9 +50,14 @@ final class RequestBodyWriter: Sendable {
         try await promise.futureResult.get()
     }
 
-    /// On the event loop: `count` handed bytes were written into the channel.
-    func written(_ count: Int, channelWritable: Bool) {
-        self.flow.withLockedValue { $0.written(count, channelWritable: channelWritable) }?.resume()
+    /// On the event loop: `count` handed bytes were written into the channel. Returns whether more handed bytes are
+    /// on their way to the event loop.
+    func written(_ count: Int, channelWritable: Bool) -> Bool {
+        let (waiter, more) = self.flow.withLockedValue { flow in
+            (flow.written(count, channelWritable: channelWritable), flow.queuedBytes > 0)
+        }
+        waiter?.resume()
+        return more
     }
 
     /// On the event loop: the channel's writability changed.

@@ -268,6 +268,7 @@ extension RequestExecutor {
                     head: head,
                     body: bodyBuffer,
                     endsRequest: streamProducer == nil,
+                    declaredBodyLength: declaredLength,
                     deadline: deadline
                 ) {
                     written.withLockedValue { $0 = true }
@@ -523,7 +524,7 @@ extension RequestExecutor {
             let failure =
                 (error as? BulwarkError).flatMap { $0.code == .requestBodyFailed ? $0 : nil }
                 ?? BulwarkError(.requestBodyFailed, host: host, detail: String(describing: error))
-            handler.eventLoop.execute { handler.value.fail(failure) }
+            handler.eventLoop.execute { handler.value.failBody(failure, writer: body) }
             throw failure
         }
         do {
