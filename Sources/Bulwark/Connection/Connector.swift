@@ -470,11 +470,12 @@ struct Connector: Sendable {
         return configuration
     }()
 
-    /// Socket reads start at 2 KiB and adapt to what arrives, up to 256 KiB (NIO's default stops at 64 KiB): a large
-    /// response body then arrives in fewer, larger reads, each decrypted in one pass and handed to the reader as one
-    /// buffer, so a download makes a quarter of the event-loop round trips (10–20 % faster on loopback, 2.7 MiB more
-    /// memory at most; 1 MiB reads cost 15 MiB for little more). Small responses never grow the reads.
-    static let receiveAllocator = AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 2048, maximum: 256 * 1024)
+    /// Socket reads start at 2 KiB and adapt to what arrives, up to 64 KiB, as NIO's default does. Reads of up to
+    /// 256 KiB were tried (2026-11-22/23): a quarter of the event-loop round trips and 10–20 % faster downloads on the
+    /// slower machine of those days, but on 2026-11-27's faster one, in alternating runs of the same server, they were
+    /// slower (1,318 against 1,444–1,460 MB/s), cost more client CPU (222–241 against 196–201 µs per MiB) and held
+    /// 5 MiB more during a download (growth 6.3 against 1.2 MiB). Small responses never grow the reads.
+    static let receiveAllocator = AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 2048, maximum: 64 * 1024)
 
     /// Connects to an IP address literal (an IP host, or a `resolveOverrides` address) directly, and to a name
     /// through NIO's resolver and Happy Eyeballs. NIO would resolve a literal too: `getaddrinfo` on a dispatch
