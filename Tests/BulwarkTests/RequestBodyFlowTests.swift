@@ -133,4 +133,46 @@ struct RequestBodyFlowTests {
         _ = failed.fail(Self.error, serverAnswered: true)
         #expect(!failed.serverAnswered)
     }
+
+    /// The chunks handed over together leave in one flush: the event loop flushes after the last of them, when no
+    /// more are on their way.
+    @Test func theLastOfTheChunksHandedOverTogetherFlushes() {
+        var flow = Flow()
+        for _ in 0..<3 { _ = flow.submit(Self.chunk) }
+        var flushes: [Bool] = []
+        for _ in 0..<3 {
+            _ = flow.written(Self.chunk, channelWritable: true)
+            flushes.append(flow.flushes(afterWriting: Self.chunk))
+        }
+        #expect(flushes == [false, false, true])
+        #expect(flow.unflushedBytes == 0)
+    }
+
+    /// A producer that keeps ahead of the event loop keeps chunks on their way for ever (it is resumed at the low
+    /// watermark, before the event loop has caught up): the event loop still flushes at least every
+    /// ``RequestBodyFlow/flushInterval`` bytes, so the body reaches the socket as it is produced, and the last chunk
+    /// flushes. Without the interval, a 256 MiB upload once held 129 MiB in the client.
+    @Test func aProducerThatKeepsAheadIsFlushedAtLeastEveryInterval() {
+        var flow = Flow()
+        _ = flow.submit(Self.chunk)
+        var unflushed = 0
+        var most = 0
+        var flushCount = 0
+        for _ in 0..<1000 {
+            _ = flow.submit(Self.chunk)
+            _ = flow.written(Self.chunk, channelWritable: true)
+            unflushed += Self.chunk
+            most = max(most, unflushed)
+            if flow.flushes(afterWriting: Self.chunk) {
+                unflushed = 0
+                flushCount += 1
+            }
+        }
+        #expect(most <= Flow.flushInterval)
+        #expect(flushCount >= 1000 * Self.chunk / Flow.flushInterval)
+        _ = flow.written(Self.chunk, channelWritable: true)
+        let last = flow.flushes(afterWriting: Self.chunk)
+        #expect(last, "the last chunk flushes")
+        #expect(flow.queuedBytes == 0)
+    }
 }

@@ -206,12 +206,13 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
             self.bodyEndedByLength = writer
             context.write(self.wrapOutboundOut(.end(nil)), promise: nil)
         }
-        // Chunks handed over after this one are on their way to this event loop: the last of them flushes, so that
-        // what the producer handed over together leaves in as few socket writes as the channel allows. A body that
-        // ended has nothing more to send, so its producer no longer waits for the channel (no news of the channel
-        // reaches it any more: it is no longer the body being written).
-        let more = writer.written(buffer.readableBytes, channelWritable: ended || context.channel.isWritable)
-        if ended || !more {
+        // While chunks handed over after this one are on their way to this event loop, the last of them flushes (or
+        // the first after RequestBodyFlow.flushInterval bytes), so that what the producer handed over together leaves
+        // in as few socket writes as the channel allows. A body that ended has nothing more to send, so its producer
+        // no longer waits for the channel (no news of the channel reaches it any more: it is no longer the body being
+        // written).
+        let flush = writer.written(buffer.readableBytes, channelWritable: ended || context.channel.isWritable)
+        if ended || flush {
             context.flush()
         }
     }

@@ -16,6 +16,10 @@ struct RequestBodyFlow<Waiter> {
 
     /// Bytes handed to the event loop and not yet written into the channel.
     private(set) var queuedBytes = 0
+    /// Bytes written into the channel since the event loop last flushed it (``flushes(afterWriting:)``).
+    private(set) var unflushedBytes = 0
+    /// The event loop flushes at the latest once this many written bytes wait unflushed.
+    static var flushInterval: Int { highWatermark }
     /// Whether the channel could take more when the event loop last looked.
     private(set) var channelWritable = true
     /// The error that ended the body, if it ended.
@@ -66,6 +70,18 @@ struct RequestBodyFlow<Waiter> {
         self.queuedBytes -= count
         self.channelWritable = channelWritable
         return self.resumable()
+    }
+
+    /// Whether the event loop, which has just written `count` handed bytes into the channel (after
+    /// ``written(_:channelWritable:)``), flushes now: when no handed bytes are on their way to it, so that the chunks
+    /// handed over together leave in one flush, or when ``flushInterval`` bytes wait unflushed. A producer that keeps
+    /// ahead of the event loop keeps bytes on their way for ever: without the interval the body would never reach the
+    /// socket, the channel would never fill, and the whole body would pile up in the client.
+    mutating func flushes(afterWriting count: Int) -> Bool {
+        self.unflushedBytes += count
+        guard self.queuedBytes == 0 || self.unflushedBytes >= Self.flushInterval else { return false }
+        self.unflushedBytes = 0
+        return true
     }
 
     /// The channel's writability changed: the waiter to resume, if the producer may go on now.

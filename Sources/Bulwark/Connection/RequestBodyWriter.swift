@@ -50,14 +50,14 @@ final class RequestBodyWriter: Sendable {
         try await promise.futureResult.get()
     }
 
-    /// On the event loop: `count` handed bytes were written into the channel. Returns whether more handed bytes are
-    /// on their way to the event loop.
+    /// On the event loop: `count` handed bytes were written into the channel. Returns whether to flush the channel
+    /// now (``RequestBodyFlow/flushes(afterWriting:)``).
     func written(_ count: Int, channelWritable: Bool) -> Bool {
-        let (waiter, more) = self.flow.withLockedValue { flow in
-            (flow.written(count, channelWritable: channelWritable), flow.queuedBytes > 0)
+        let (waiter, flush) = self.flow.withLockedValue { flow in
+            (flow.written(count, channelWritable: channelWritable), flow.flushes(afterWriting: count))
         }
         waiter?.resume()
-        return more
+        return flush
     }
 
     /// On the event loop: the channel's writability changed.
