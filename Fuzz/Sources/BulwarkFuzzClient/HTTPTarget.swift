@@ -9,7 +9,8 @@ import NIOHTTP2
 /// (`Connector.addHTTP1Handlers`) or the HTTP/2 connection's (`configureHTTP2Pipeline` with Bulwark's settings, then a
 /// stream from `HTTP2Connection.openStream`), on an `EmbeddedChannel`. One request is written, the input arrives as
 /// the server's bytes in chunks, and the connection ends (the server closes, the read timeout or the request's
-/// deadline passes). The body is read as a caller would, or abandoned after its first part.
+/// deadline passes). The body is read as a caller would, or abandoned after its first part (a response that came whole
+/// with its head is read whole).
 ///
 /// Oracle: the request ends in a response whose body ends, or in a ``BulwarkError`` with a known code whose
 /// description carries no Swift type name and no credential; nothing is left pending after the close (a hang); the
@@ -190,7 +191,7 @@ final class Harness {
         let outcome = self.outcome
         let executor = self.executor
         let abandon = self.scenario.abandonBody
-        let promise = self.channel.eventLoop.makePromise(of: (HTTPResponseHead, ResponseBodyProducer).self)
+        let promise = self.channel.eventLoop.makePromise(of: (HTTPResponseHead, ResponseBodyContent).self)
         let exchange = Exchange(
             host: HTTPTarget.host,
             headPromise: promise,
@@ -202,9 +203,15 @@ final class Harness {
         let deadline: NIODeadline? = self.scenario.ending == .deadline ? .now() + .microseconds(1) : nil
         promise.futureResult.whenComplete { result in
             switch result {
-            case .success((let head, let body)):
+            case .success((let head, .stream(let body))):
                 outcome.head = .success(head)
                 Task(executorPreference: executor) { await Self.read(body, into: outcome, abandon: abandon) }
+            case .success((let head, .whole(let body))):
+                // The whole response came in the read that brought its head: the caller has all of it at once (so the
+                // body's own checks below apply, whether or not the scenario abandons it).
+                outcome.head = .success(head)
+                outcome.bodyBytes += body?.readableBytes ?? 0
+                outcome.bodyEnd = .finished
             case .failure(let error):
                 outcome.head = .failure(error)
             }
