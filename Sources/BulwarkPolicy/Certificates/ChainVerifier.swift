@@ -28,13 +28,22 @@ struct ChainVerifier: Sendable {
         let verifier = self.roots.verifiers.verifier(for: VerifierMemo.Key(second: time, options: self.options)) {
             BuiltVerifier(verifier: self.makeVerifier(at: time))
         }
+        // The path the Verifier built for these certificates before, checked again (see VerifiedPathMemo).
+        let pathKey = VerifiedPathMemo.Key(presented: presented, options: self.options)
+        if let chain = await self.roots.paths.verifiedChain(for: pathKey, with: verifier) {
+            return .verified(chain)
+        }
         // The intermediates' store is kept with the presented chain: building it hashes every name again.
         let intermediates = PresentedIntermediatesCache.shared.store(forIntermediatesOf: presented)
-        let result = await verifier.validate(leaf: leaf, intermediates: intermediates)
+        let (result, onlyPathTried) = await verifier.validate(leaf: leaf, intermediates: intermediates)
         switch result {
         case .validCertificate(let chain):
             // The array of a path verified before, when it is these same certificates (see VerifiedChainMemo).
-            return .verified(VerifiedChainMemo.shared.array(of: chain))
+            let certificates = VerifiedChainMemo.shared.array(of: chain)
+            if let onlyPathTried {
+                self.roots.paths.remember(onlyPathTried, certificates: certificates, for: pathKey)
+            }
+            return .verified(certificates)
         case .couldNotValidate(let failures):
             return .failed(Self.explain(failures, presented: presented, at: time))
         }
@@ -43,7 +52,9 @@ struct ChainVerifier: Sendable {
     /// swift-certificates' verifier for ``roots`` at `time` (a whole second), with Bulwark's policies.
     func makeVerifier(at time: Date) -> Verifier<some VerifierPolicy> {
         Verifier(rootCertificates: self.roots.certificateStore) {
-            // First: it bounds the cost of RFC5280Policy's name-constraint check.
+            // Refuses nothing: it records the paths put to the policies, for VerifiedPathMemo.
+            PathAttemptRecorder()
+            // Next: it bounds the cost of RFC5280Policy's name-constraint check.
             NameConstraintBudgetPolicy()
             RFC5280Policy(fixedExpiryValidationTime: time)
             WebPKIPolicy(

@@ -5,7 +5,8 @@ import X509
 /// comparisons to check (Go's limit), before swift-certificates' `RFC5280Policy` checks them: that check compares
 /// every name of every certificate below a constrained CA with every constraint and has no limit of its own, so
 /// a chain of a few thousand names and constraints (x509-limbo's `pathological::nc-dos-*`) cost seconds of CPU per
-/// handshake. Must come first in the verifier's policy list.
+/// handshake. Must come before `RFC5280Policy` in the verifier's policy list (only ``PathAttemptRecorder``, which
+/// checks nothing, comes before it).
 struct NameConstraintBudgetPolicy: VerifierPolicy {
     let verifyingCriticalExtensions: [ASN1ObjectIdentifier] = []
 

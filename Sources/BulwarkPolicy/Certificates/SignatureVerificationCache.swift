@@ -15,13 +15,14 @@ import X509
 /// saves for the sizes it is meant for).
 ///
 /// Used by Bulwark's own signature checks: OCSP responses and the certificates of delegated OCSP responders, which
-/// a revocation check verifies on every handshake. swift-certificates' `Verifier` checks the chain's signatures
-/// itself (`Verifier.shouldSkipAddingCertificate`, a private step before any `VerifierPolicy` is consulted, calling
-/// `Certificate.PublicKey.isValidSignature` on a key whose backing type is internal to swift-certificates); it
-/// offers no hook through which a cache could answer for it, so those signatures are not served from here.
+/// a revocation check verifies on every handshake, and the paths ``VerifiedPathMemo`` checks again. swift-certificates'
+/// `Verifier` checks the signatures of the paths it searches itself (`Verifier.shouldSkipAddingCertificate`, a private
+/// step before any `VerifierPolicy` is consulted, calling `Certificate.PublicKey.isValidSignature` on a key whose
+/// backing type is internal to swift-certificates) and offers no hook through which a cache could answer for it; so
+/// the chain's signatures are served from here only when a path the `Verifier` built before is checked again.
 package final class SignatureVerificationCache: Sendable {
     /// The key: a SHA-256 digest, as four words.
-    private struct Key: Hashable {
+    package struct Key: Hashable, Sendable {
         let words: (UInt64, UInt64, UInt64, UInt64)
 
         init(_ digest: SHA256.Digest) {
@@ -34,12 +35,12 @@ package final class SignatureVerificationCache: Sendable {
             self.words = words
         }
 
-        static func == (lhs: Key, rhs: Key) -> Bool {
+        package static func == (lhs: Key, rhs: Key) -> Bool {
             lhs.words.0 == rhs.words.0 && lhs.words.1 == rhs.words.1 && lhs.words.2 == rhs.words.2
                 && lhs.words.3 == rhs.words.3
         }
 
-        func hash(into hasher: inout Hasher) {
+        package func hash(into hasher: inout Hasher) {
             hasher.combine(self.words.0)
             hasher.combine(self.words.1)
         }
@@ -86,26 +87,44 @@ package final class SignatureVerificationCache: Sendable {
     /// Whether `certificate`'s signature verifies with the key of `issuer`: from memory when exactly this
     /// verification (the same key, `TBSCertificate`, algorithm and signature) succeeded before.
     package func isValidSignature(of certificate: Certificate, issuedBy issuer: Certificate) -> Bool {
-        let verify = { issuer.publicKey.isValidSignature(certificate.signature, for: certificate) }
-        guard let signature = certificate.signatureFieldsDER else {
-            self.verifications.withLock { $0 += 1 }
-            return verify()
-        }
-        return self.verify(
+        self.isValidSignature(of: certificate, issuedBy: issuer, key: self.key(of: certificate, issuedBy: issuer))
+    }
+
+    /// What the verification of `certificate`'s signature with the key of `issuer` is remembered under: the
+    /// SHA-256 of the issuer's SubjectPublicKeyInfo, the `TBSCertificate`, the signature algorithm and the signature,
+    /// as they are encoded in the two certificates. A pure function of them, so a caller that keeps both
+    /// certificates may keep it too, instead of hashing them again (``VerifiedPathMemo``). Nil when the cache
+    /// remembers nothing or the certificate's encoding is not shaped as expected; such a signature is verified
+    /// every time.
+    package func key(of certificate: Certificate, issuedBy issuer: Certificate) -> Key? {
+        guard self.capacity > 0, certificate.tbsCertificateBytes.count <= self.maximumSignedBytes,
+            let signature = certificate.signatureFieldsDER
+        else { return nil }
+        return Self.key(
             signerKey: issuer.subjectPublicKeyInfoDER,
             signedBytes: certificate.tbsCertificateBytes,
-            algorithm: certificate.signatureAlgorithm,
-            algorithmBytes: signature.algorithm,
-            signature: signature.value,
-            verify
+            algorithm: Array(signature.algorithm),
+            signature: signature.value
         )
+    }
+
+    /// ``isValidSignature(of:issuedBy:)`` with the key ``key(of:issuedBy:)`` gave for the same two certificates.
+    package func isValidSignature(of certificate: Certificate, issuedBy issuer: Certificate, key: Key?) -> Bool {
+        guard let key else {
+            self.verifications.withLock { $0 += 1 }
+            return issuer.publicKey.isValidSignature(certificate.signature, for: certificate)
+        }
+        if self.entries.withLock({ $0.value(forKey: key) }) != nil { return true }
+        self.verifications.withLock { $0 += 1 }
+        guard issuer.publicKey.isValidSignature(certificate.signature, for: certificate) else { return false }
+        self.entries.withLock { $0.insert((), forKey: key) }
+        return true
     }
 
     private func verify(
         signerKey: [UInt8],
         signedBytes: ArraySlice<UInt8>,
         algorithm: Certificate.SignatureAlgorithm,
-        algorithmBytes: ArraySlice<UInt8>? = nil,
         signature: ArraySlice<UInt8>,
         _ verify: () -> Bool
     ) -> Bool {
@@ -116,7 +135,7 @@ package final class SignatureVerificationCache: Sendable {
         let key = Self.key(
             signerKey: signerKey,
             signedBytes: signedBytes,
-            algorithm: algorithmBytes.map(Array.init) ?? Array(String(describing: algorithm).utf8),
+            algorithm: Array(String(describing: algorithm).utf8),
             signature: signature
         )
         if self.entries.withLock({ $0.value(forKey: key) }) != nil { return true }

@@ -50,20 +50,50 @@ final class VerifierMemo: Sendable {
 /// A swift-certificates `Verifier` whose policy type the policy builder hides (an opaque type), so that
 /// ``VerifierMemo`` can keep it.
 protocol PathValidating: Sendable {
-    /// Validates `leaf` with a copy of the verifier (validation is mutating; the kept one is never changed).
-    func validate(leaf: Certificate, intermediates: CertificateStore) async -> CertificateValidationResult
+    /// Validates `leaf` with a copy of the verifier (validation is mutating; the kept one is never changed). The
+    /// path is the only one the validation put to the policies, when it succeeded with it (see
+    /// ``PathAttemptRecorder``); otherwise nil.
+    func validate(
+        leaf: Certificate,
+        intermediates: CertificateStore
+    ) async -> (result: CertificateValidationResult, onlyPathTried: UnverifiedCertificateChain?)
+
+    /// Whether `path`, a path this verifier's `Verifier` built for the same certificates and roots, meets the
+    /// verifier's policies now: no certificate has a critical extension they do not handle, and each policy
+    /// (validity at the verifier's second, constraints, key usage, the web PKI rules) accepts it. The signatures of
+    /// the path are not checked here.
+    func meetsPolicies(_ path: UnverifiedCertificateChain) async -> Bool
 }
 
 /// ``PathValidating`` over a `Verifier` with `Policy`.
 ///
-/// `@unchecked Sendable`: ``ChainVerifier`` builds it only from `Sendable` policies (``NameConstraintBudgetPolicy``,
-/// `RFC5280Policy`, ``WebPKIPolicy``, and the builder's wrappers, which are `Sendable` when their parts are), but
-/// the builder's opaque result type does not say so.
+/// `@unchecked Sendable`: ``ChainVerifier`` builds it only from `Sendable` policies (``PathAttemptRecorder``,
+/// ``NameConstraintBudgetPolicy``, `RFC5280Policy`, ``WebPKIPolicy``, and the builder's wrappers, which are
+/// `Sendable` when their parts are), but the builder's opaque result type does not say so.
 struct BuiltVerifier<Policy: VerifierPolicy>: PathValidating, @unchecked Sendable {
     let verifier: Verifier<Policy>
 
-    func validate(leaf: Certificate, intermediates: CertificateStore) async -> CertificateValidationResult {
+    func validate(
+        leaf: Certificate,
+        intermediates: CertificateStore
+    ) async -> (result: CertificateValidationResult, onlyPathTried: UnverifiedCertificateChain?) {
         var verifier = self.verifier
-        return await verifier.validate(leaf: leaf, intermediates: intermediates)
+        let (result, attempts) = await PathAttemptRecorder.recording {
+            await verifier.validate(leaf: leaf, intermediates: intermediates)
+        }
+        guard case .validCertificate = result, attempts.count == 1 else { return (result, nil) }
+        return (result, attempts.first)
+    }
+
+    func meetsPolicies(_ path: UnverifiedCertificateChain) async -> Bool {
+        var policy = self.verifier.policy
+        let handled = policy.verifyingCriticalExtensions
+        for index in path.indices {
+            for ext in path[index].extensions where ext.critical && !handled.contains(ext.oid) {
+                return false
+            }
+        }
+        guard case .meetsPolicy = await policy.chainMeetsPolicyRequirements(chain: path) else { return false }
+        return true
     }
 }

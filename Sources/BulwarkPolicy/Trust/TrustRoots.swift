@@ -15,6 +15,8 @@ public struct TrustRoots: Sendable, Hashable {
     private let customStore: CertificateStore?
     /// The verifier last built for these roots (see ``VerifierMemo``); not part of the value.
     let verifiers = VerifierMemo()
+    /// The paths verified for presented chains with these roots (see ``VerifiedPathMemo``); not part of the value.
+    let paths = VerifiedPathMemo()
 
     private init(storage: Storage) {
         self.storage = storage
