@@ -171,9 +171,6 @@ struct Connector: Sendable {
         let (connectHost, connectPort) = self.resolve(host: host, port: port)
         let connectLimit = Self.limit(self.settings.timeouts.connect, by: deadline)
         let installTLS: @Sendable (any Channel) throws -> Void = { channel in
-            // Below the TLS handler: the client's Finished and the first request leave in one write.
-            let coalescer = HandshakeFlushCoalescer()
-            let boundCoalescer = NIOLoopBound(coalescer, eventLoop: channel.eventLoop)
             let tlsHandler = try NIOSSLClientHandler(
                 context: sslContext,
                 serverHostname: serverName,
@@ -182,12 +179,9 @@ struct Connector: Sendable {
                 // own callbacks below hold it until then. A callback after that refuses.
                 customVerificationCallbackWithMetadata: { [weak verification] certificates, promise in
                     guard let verification else { return promise.succeed(.failed) }
-                    // Registered after NIOSSL's own callback, which schedules the handshake's resumption.
-                    promise.futureResult.whenComplete { _ in boundCoalescer.value.verificationCompleted() }
                     verification.verify(certificates, promise: promise)
                 }
             )
-            try channel.pipeline.syncOperations.addHandler(coalescer)
             try channel.pipeline.syncOperations.addHandler(tlsHandler)
             let observer = HandshakeObserver(
                 onCompleted: { negotiated in
@@ -196,8 +190,6 @@ struct Connector: Sendable {
                     } catch {
                         handshakePromise.fail(error)
                     }
-                    // After the callbacks that write the first request.
-                    coalescer.handshakeCompleted()
                 },
                 onFailed: { handshakePromise.fail($0) }
             )
@@ -478,14 +470,12 @@ struct Connector: Sendable {
         return configuration
     }()
 
-    /// Socket reads start at 4 KiB (NIO's default is 2 KiB) and adapt to what arrives, up to 64 KiB. The first read of
-    /// a connection is the server's handshake flight, with its certificates: 2,356 bytes for a P-256 leaf and
-    /// intermediate, which 2 KiB reads in two system calls and two passes through the TLS handler. Reads of up to
+    /// Socket reads start at 2 KiB and adapt to what arrives, up to 64 KiB, as NIO's default does. Reads of up to
     /// 256 KiB were tried (2026-11-22/23): a quarter of the event-loop round trips and 10–20 % faster downloads on the
     /// slower machine of those days, but on 2026-11-27's faster one, in alternating runs of the same server, they were
     /// slower (1,318 against 1,444–1,460 MB/s), cost more client CPU (222–241 against 196–201 µs per MiB) and held
     /// 5 MiB more during a download (growth 6.3 against 1.2 MiB). Small responses never grow the reads.
-    static let receiveAllocator = AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 4096, maximum: 64 * 1024)
+    static let receiveAllocator = AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 2048, maximum: 64 * 1024)
 
     /// Connects to an IP address literal (an IP host, or a `resolveOverrides` address) directly, and to a name
     /// through NIO's resolver and Happy Eyeballs. NIO would resolve a literal too: `getaddrinfo` on a dispatch
