@@ -163,4 +163,40 @@ struct VerifiedPathMemoTests {
         #expect(roots.paths.count == 2)
         #expect(roots.paths.hits == 2)
     }
+
+    /// Over the mutated chains of the differential tests (validity, key usage, constraints, names, algorithms, key
+    /// sizes, critical extensions, shapes), evaluated again and again with one set of roots, at the time they were made
+    /// for and at times that cross their validity, every decision and its reasons equal those of an evaluation with
+    /// roots that never saw the chain.
+    @Test func repeatedEvaluationsDecideAsFreshOnes() async throws {
+        let keys = try ChainMutationEngine.KeyPool.make()
+        var engine = ChainMutationEngine(seed: 24, now: Date(), keys: keys)
+        let times = [
+            engine.now, engine.now.addingTimeInterval(-40 * 86_400), engine.now.addingTimeInterval(400 * 86_400),
+        ]
+        var replays = 0
+        var trusted = 0
+        for _ in 0..<(ChainMutationEngine.variantCount + 60) {
+            let chain = try engine.next()
+            let roots = TrustRoots.custom([chain.root])
+            let evaluator = DefaultTrustEvaluator(roots: roots)
+            // Each time twice in a row (the second may be answered along the remembered path), then again.
+            for time in (times + times).flatMap({ [$0, $0] }) {
+                let decision = await evaluator.evaluate(chain.presented, forHost: chain.host, at: time)
+                let fresh = await DefaultTrustEvaluator(roots: .custom([chain.root])).evaluate(
+                    chain.presented,
+                    forHost: chain.host,
+                    at: time
+                )
+                #expect(decision.isTrusted == fresh.isTrusted, "\(chain.label) at \(time)")
+                #expect(decision.reasons == fresh.reasons, "\(chain.label) at \(time)")
+                #expect(decision.trustedChain?.certificates == fresh.trustedChain?.certificates, "\(chain.label)")
+                if decision.isTrusted { trusted += 1 }
+            }
+            replays += roots.paths.hits
+        }
+        // The matrix exercises the replay: most chains that are trusted at some time are checked again.
+        #expect(trusted > 0)
+        #expect(replays > 0)
+    }
 }

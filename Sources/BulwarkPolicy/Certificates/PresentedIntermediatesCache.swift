@@ -20,26 +20,17 @@ final class PresentedIntermediatesCache: Sendable {
         func hash(into hasher: inout Hasher) {
             hasher.combine(self.presented.count)
             for index in self.presented.indices.dropFirst() {
-                self.presented[index].tbsCertificateBytes.withUnsafeBytes { bytes in
-                    hasher.combine(UInt(bitPattern: bytes.baseAddress))
-                    hasher.combine(bytes.count)
-                }
+                self.presented[index].hashTBSMemory(into: &hasher)
             }
         }
 
         static func == (lhs: Key, rhs: Key) -> Bool {
             guard lhs.presented.count == rhs.presented.count else { return false }
             for index in lhs.presented.indices.dropFirst()
-            where !Self.sameMemory(lhs.presented[index].tbsCertificateBytes, rhs.presented[index].tbsCertificateBytes) {
+            where !lhs.presented[index].sharesTBSMemory(with: rhs.presented[index]) {
                 return false
             }
             return true
-        }
-
-        private static func sameMemory(_ left: ArraySlice<UInt8>, _ right: ArraySlice<UInt8>) -> Bool {
-            left.withUnsafeBytes { left in
-                right.withUnsafeBytes { right in left.baseAddress == right.baseAddress && left.count == right.count }
-            }
         }
     }
 

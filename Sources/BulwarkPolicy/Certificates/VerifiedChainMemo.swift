@@ -44,16 +44,9 @@ final class VerifiedChainMemo: Sendable {
     static func sameCertificates(_ array: [Certificate], _ chain: ValidatedCertificateChain) -> Bool {
         guard array.count == chain.count else { return false }
         for (offset, index) in chain.indices.enumerated() {
-            guard Self.sameMemory(array[offset].tbsCertificateBytes, chain[index].tbsCertificateBytes),
-                array[offset].signature == chain[index].signature
+            guard array[offset].sharesTBSMemory(with: chain[index]), array[offset].signature == chain[index].signature
             else { return false }
         }
         return true
-    }
-
-    private static func sameMemory(_ left: ArraySlice<UInt8>, _ right: ArraySlice<UInt8>) -> Bool {
-        left.withUnsafeBytes { left in
-            right.withUnsafeBytes { right in left.baseAddress == right.baseAddress && left.count == right.count }
-        }
     }
 }

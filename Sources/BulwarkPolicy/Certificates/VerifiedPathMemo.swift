@@ -40,10 +40,7 @@ final class VerifiedPathMemo: Sendable {
         func hash(into hasher: inout Hasher) {
             hasher.combine(self.presented.count)
             for index in self.presented.indices {
-                self.presented[index].tbsCertificateBytes.withUnsafeBytes { bytes in
-                    hasher.combine(UInt(bitPattern: bytes.baseAddress))
-                    hasher.combine(bytes.count)
-                }
+                self.presented[index].hashTBSMemory(into: &hasher)
             }
         }
 
@@ -52,17 +49,10 @@ final class VerifiedPathMemo: Sendable {
                 lhs.maximumIntermediates == rhs.maximumIntermediates,
                 lhs.enforcesRootProfile == rhs.enforcesRootProfile
             else { return false }
-            for index in lhs.presented.indices
-            where !Self.sameMemory(lhs.presented[index].tbsCertificateBytes, rhs.presented[index].tbsCertificateBytes) {
+            for index in lhs.presented.indices where !lhs.presented[index].sharesTBSMemory(with: rhs.presented[index]) {
                 return false
             }
             return true
-        }
-
-        private static func sameMemory(_ left: ArraySlice<UInt8>, _ right: ArraySlice<UInt8>) -> Bool {
-            left.withUnsafeBytes { left in
-                right.withUnsafeBytes { right in left.baseAddress == right.baseAddress && left.count == right.count }
-            }
         }
     }
 
