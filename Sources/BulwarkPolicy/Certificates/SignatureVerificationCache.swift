@@ -74,12 +74,16 @@ package final class SignatureVerificationCache: Sendable {
         signatureAlgorithm algorithm: Certificate.SignatureAlgorithm,
         signer: Certificate
     ) -> Bool {
-        self.verify(
-            signerKey: signer.subjectPublicKeyInfoDER,
-            signedBytes: signedBytes[...],
-            algorithm: algorithm,
-            signature: signature[...]
-        ) {
+        var key: Key?
+        if self.capacity > 0, signedBytes.count <= self.maximumSignedBytes {
+            key = Self.key(
+                signerKey: signer.subjectPublicKeyInfoDER,
+                signedBytes: signedBytes[...],
+                algorithm: Array(String(describing: algorithm).utf8),
+                signature: signature[...]
+            )
+        }
+        return self.answer(key) {
             signer.publicKey.isValidSignature(signature, for: signedBytes, signatureAlgorithm: algorithm)
         }
     }
@@ -110,38 +114,16 @@ package final class SignatureVerificationCache: Sendable {
 
     /// ``isValidSignature(of:issuedBy:)`` with the key ``key(of:issuedBy:)`` gave for the same two certificates.
     package func isValidSignature(of certificate: Certificate, issuedBy issuer: Certificate, key: Key?) -> Bool {
-        guard let key else {
-            self.verifications.withLock { $0 += 1 }
-            return issuer.publicKey.isValidSignature(certificate.signature, for: certificate)
-        }
-        if self.entries.withLock({ $0.value(forKey: key) }) != nil { return true }
-        self.verifications.withLock { $0 += 1 }
-        guard issuer.publicKey.isValidSignature(certificate.signature, for: certificate) else { return false }
-        self.entries.withLock { $0.insert((), forKey: key) }
-        return true
+        self.answer(key) { issuer.publicKey.isValidSignature(certificate.signature, for: certificate) }
     }
 
-    private func verify(
-        signerKey: [UInt8],
-        signedBytes: ArraySlice<UInt8>,
-        algorithm: Certificate.SignatureAlgorithm,
-        signature: ArraySlice<UInt8>,
-        _ verify: () -> Bool
-    ) -> Bool {
-        guard self.capacity > 0, signedBytes.count <= self.maximumSignedBytes else {
-            self.verifications.withLock { $0 += 1 }
-            return verify()
-        }
-        let key = Self.key(
-            signerKey: signerKey,
-            signedBytes: signedBytes,
-            algorithm: Array(String(describing: algorithm).utf8),
-            signature: signature
-        )
-        if self.entries.withLock({ $0.value(forKey: key) }) != nil { return true }
+    /// True from memory when `key` was remembered; otherwise `verify()`, remembered under `key` when it succeeds.
+    /// Without a key the signature is verified and nothing is remembered.
+    private func answer(_ key: Key?, _ verify: () -> Bool) -> Bool {
+        if let key, self.entries.withLock({ $0.value(forKey: key) }) != nil { return true }
         self.verifications.withLock { $0 += 1 }
         guard verify() else { return false }
-        self.entries.withLock { $0.insert((), forKey: key) }
+        if let key { self.entries.withLock { $0.insert((), forKey: key) } }
         return true
     }
 
