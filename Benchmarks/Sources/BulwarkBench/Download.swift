@@ -25,9 +25,9 @@ struct DownloadResult: Sendable {
 }
 
 enum ChildDownload {
-    /// Child side: one client, one warm-up request, one streamed download (or, with `--child-upload`, one streamed
-    /// upload: a POST of `--upload-bytes` bytes, 64 KiB buffers produced as the connection takes them); JSON on
-    /// standard output.
+    /// Child side: one client, one warm-up request, one streamed download (or, with `--child-upload`,
+    /// `--upload-transfers` streamed uploads one after another on the same connection: POSTs of `--upload-bytes`
+    /// bytes, 64 KiB buffers produced as the connection takes them); JSON on standard output, `bytes` the total.
     static func run(_ options: Options) async throws {
         let isUpload = options.childUpload != nil
         guard let which = options.childUpload ?? options.childDownload, let rootPath = options.childRootPEM else {
@@ -57,9 +57,13 @@ enum ChildDownload {
         let count: Int
         if isUpload {
             let chunk = ByteBuffer(bytes: TestHTTPSServer.bytesBody(count: 64 * 1024))
-            let answer = try await client.upload("/hello", bytes: options.uploadBytes, chunk: chunk)
-            guard answer == 5 else { throw BenchError("\(which): the upload's answer had \(answer) bytes, not 5") }
-            count = options.uploadBytes
+            for _ in 0..<options.uploadTransfers {
+                let answer = try await client.upload("/hello", bytes: options.uploadBytes, chunk: chunk)
+                guard answer == 5 else {
+                    throw BenchError("\(which): the upload's answer had \(answer) bytes, not 5")
+                }
+            }
+            count = options.uploadBytes * options.uploadTransfers
         } else {
             count = try await client.get("/bytes/\(options.downloadBytes)", close: false)
         }
@@ -76,13 +80,15 @@ enum ChildDownload {
         )
     }
 
-    /// Parent side: runs one child and parses its line. `upload`: the child uploads `bytes` instead.
+    /// Parent side: runs one child and parses its line. `upload`: the child uploads `bytes`, `uploadTransfers` times,
+    /// instead.
     static func spawn(
         client: String,
         port: Int,
         rootPEMPath: String,
         bytes: Int,
-        upload: Bool = false
+        upload: Bool = false,
+        uploadTransfers: Int = 1
     ) throws -> DownloadResult {
         let what = upload ? "upload" : "download"
         let output = try runProcess(
@@ -90,7 +96,7 @@ enum ChildDownload {
             arguments: [
                 "--child-\(what)", client, "--child-port", "\(port)", "--child-root", rootPEMPath,
                 "--\(what)-bytes", "\(bytes)",
-            ]
+            ] + (upload ? ["--upload-transfers", "\(uploadTransfers)"] : [])
         )
         guard output.status == 0 else {
             throw BenchError("\(what) child (\(client)) exited with \(output.status): \(output.stderr)")

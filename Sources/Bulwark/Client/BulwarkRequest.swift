@@ -101,6 +101,11 @@ public struct BulwarkRequest: Sendable, CustomStringConvertible, CustomDebugStri
         /// Sends one chunk; suspends while the connection cannot take more. Throws
         /// ``BulwarkError/Code/requestBodyFailed`` once the exchange has ended: it failed, or the server answered
         /// before the whole body was sent (the request then returns that answer).
+        ///
+        /// The chunk is handed to the connection and the call returns at once while the connection keeps up. Once
+        /// more than 1 MiB handed over waits to be written, or the connection's buffers are full, the call suspends
+        /// until 256 KiB or less waits: the client holds at most about 1 MiB of the body beyond what the connection
+        /// itself buffers, however fast the producer is.
         public func write(_ buffer: ByteBuffer) async throws { try await self.writeChunk(buffer) }
     }
 

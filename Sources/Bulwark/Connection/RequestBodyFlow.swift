@@ -10,16 +10,22 @@
 /// bounded: at most ``highWatermark`` plus one chunk handed over, plus what the channel holds up to its own watermark.
 struct RequestBodyFlow<Waiter> {
     /// More bytes than this handed to the event loop and not yet written: the producer waits.
-    static var highWatermark: Int { 256 * 1024 }
+    ///
+    /// The gap between the two watermarks sets how often a producer faster than the connection is woken: once per
+    /// 768 KiB written. With 256 and 64 KiB (once per 192 KiB) a 1 GiB upload in 64 KiB chunks made 13,585 `futex`
+    /// calls and cost 318 µs of client CPU per MiB; with these, 7,375 calls and 249 µs, and uploads were 25–40 % faster
+    /// (2026-11-28, BENCHMARKS.md). The megabyte handed over is at most a few milliseconds of the connection's work.
+    static var highWatermark: Int { 1024 * 1024 }
     /// A waiting producer resumes once no more than this many bytes wait for the event loop.
-    static var lowWatermark: Int { 64 * 1024 }
+    static var lowWatermark: Int { 256 * 1024 }
 
     /// Bytes handed to the event loop and not yet written into the channel.
     private(set) var queuedBytes = 0
     /// Bytes written into the channel since the event loop last flushed it (``flushes(afterWriting:)``).
     private(set) var unflushedBytes = 0
-    /// The event loop flushes at the latest once this many written bytes wait unflushed.
-    static var flushInterval: Int { highWatermark }
+    /// The event loop flushes at the latest once this many written bytes wait unflushed: a quarter of
+    /// ``highWatermark``, so that the socket gets bytes while the producer still runs ahead.
+    static var flushInterval: Int { highWatermark / 4 }
     /// Whether the channel could take more when the event loop last looked.
     private(set) var channelWritable = true
     /// The error that ended the body, if it ended.
