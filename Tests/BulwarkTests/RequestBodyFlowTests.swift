@@ -48,9 +48,8 @@ struct RequestBodyFlowTests {
     }
 
     /// A producer faster than the connection is woken rarely: after it waits, the event loop must write at least
-    /// half a megabyte before it resumes it. Each wake-up is a thread hop and a scheduler round trip on both sides;
-    /// with the former watermarks (256 and 64 KiB, one wake-up per 192 KiB) a 1 GiB upload made 13,585 `futex` calls
-    /// and took 318 µs of client CPU per MiB, with these (1 MiB and 256 KiB) 7,375 and 249 µs.
+    /// half a megabyte before it resumes it. Each wake-up is a thread hop and a scheduler round trip on both sides
+    /// (``RequestBodyFlow/highWatermark`` gives the measurements).
     @Test func aProducerAheadOfTheConnectionIsWokenOncePerHalfMegabyteAtMost() {
         var flow = Flow()
         var handed = 0

@@ -13,8 +13,8 @@ struct RequestBodyFlow<Waiter> {
     ///
     /// The gap between the two watermarks sets how often a producer faster than the connection is woken: once per
     /// 768 KiB written. With 256 and 64 KiB (once per 192 KiB) a 1 GiB upload in 64 KiB chunks made 13,585 `futex`
-    /// calls and cost 318 µs of client CPU per MiB; with these, 7,375 calls and 249 µs, and uploads were 25–40 % faster
-    /// (2026-11-28, BENCHMARKS.md). The megabyte handed over is at most a few milliseconds of the connection's work.
+    /// calls, with these 7,375, and took 0.228–0.244 s instead of 0.275–0.332 s (2026-11-28, BENCHMARKS.md). The
+    /// megabyte handed over is at most a few milliseconds of the connection's work.
     static var highWatermark: Int { 1024 * 1024 }
     /// A waiting producer resumes once no more than this many bytes wait for the event loop.
     static var lowWatermark: Int { 256 * 1024 }
