@@ -18,16 +18,28 @@ import Foundation
 /// whole tail consistently needs the HMAC key. ``TamperEvidentLogVerifier`` checks all of it.
 ///
 /// Checkpoints are entries of the same chain, with the same trailer, whose `CONTENT` has the keys `checkpoint`
-/// (`close` or `interval`), `count` (the number of entries before it, its `seq` minus one), `head` (the `hash` of
-/// the last of them, equal to its `prev`), `prev`, `seq` and `time`, in that order. ``close()`` writes one, and so
-/// does ``CheckpointPolicy`` every so many records or seconds. They make the end of the log explicit: a log that
-/// ends without a close checkpoint was not closed. They cannot make a cut end detectable on their own: removing
-/// the last entries with their checkpoints leaves a log that ends like a crashed one. Only a `count` and `head`
-/// kept outside the log (``TamperEvidentLogVerifier/Expectation``) detect that.
+/// (`close`, `interval` or `previous_session_unclosed`), `count` (the number of entries before it, its `seq` minus
+/// one), `head` (the `hash` of the last of them, equal to its `prev`), `prev`, `seq` and `time`, in that order.
+/// ``close()`` writes one, and so does ``CheckpointPolicy`` every so many records or seconds. They make the end of
+/// the log explicit: a log that ends without a close checkpoint was not closed. Opening a log that does not end with
+/// one writes a `previous_session_unclosed` checkpoint first, with the `count` and `head` it found, so that a cut
+/// end followed by a new session stays visible (``TamperEvidentLogVerifier/Summary/unclosedSessions``). Checkpoints
+/// cannot make every cut detectable on their own: removing the last entries with their checkpoints leaves a log
+/// that ends like a crashed one, and a cut back to an earlier close checkpoint leaves a log that ends like a closed
+/// one. Only a `count` and `head` kept outside the log (``TamperEvidentLogVerifier/Expectation``) detect that.
+///
+/// Before it chains onto the last line of an existing log, the writer verifies that line as the verifier would
+/// (its exact form, its hash, with a key its HMAC, a checkpoint's `count` and `head`) and that its `seq` is one its
+/// place in the file can hold (1 up to its line number), and refuses the log with a ``TamperEvidentLogError``
+/// naming the file and the line otherwise, writing nothing: a log that holds a forged or damaged last line is for
+/// ``TamperEvidentLogVerifier`` and a person to look at, not to be extended. A log signed with a key is continued
+/// only with that key, and one without HMACs is not continued with a key. No line may be longer than
+/// ``maximumLineLength``: a record that would be is not written, and a file whose last line is longer is refused.
 ///
 /// Writing is safe from any number of threads of one process (one lock, one `write(2)` per record on an
-/// `O_APPEND` descriptor). A crash in the middle of a write leaves a torn last line: reopening starts a fresh line
-/// and chains to the last complete record, and the verifier reports the torn line; it is never trusted.
+/// `O_APPEND` descriptor). A crash in the middle of a write leaves a torn last line, without a newline: reopening
+/// ends that line and writes the `previous_session_unclosed` checkpoint, chained to the last complete entry, in one
+/// `write(2)`. The torn line is never trusted: the verifier reports it as `malformed` until it is removed.
 public final class TamperEvidentLog: @unchecked Sendable {
     /// The HMAC key, held in ``SecretBytes`` (locked in memory, zeroized when the key is released). Its bytes are
     /// only read while a record is signed or verified, and it prints as `<redacted>`.
@@ -86,40 +98,52 @@ public final class TamperEvidentLog: @unchecked Sendable {
 
     static let zeroHash = String(repeating: "0", count: 64)
 
+    /// The longest line a log may hold, in bytes without its newline: 16 MiB. It bounds what opening a log reads
+    /// into memory, whatever was appended to the file; a record longer than that is not written
+    /// (``TamperEvidentLogError/Code/recordTooLarge``).
+    public static let maximumLineLength = 16 << 20
+
     /// Opens (or creates) the log at `path` for appending, with checkpoints as `checkpoints` says.
     ///
     /// Call ``close()`` when done: it writes the close checkpoint. A log released without ``close()`` ends without
     /// one, as if its writer had crashed.
     ///
-    /// - Throws: ``TamperEvidentLogError`` when the file cannot be opened or its last complete record is unreadable.
+    /// When the file does not end with a close checkpoint (its last session crashed, or its end was cut off), a
+    /// `previous_session_unclosed` checkpoint with the `count` and `head` found is written first.
+    ///
+    /// - Throws: ``TamperEvidentLogError`` when the file cannot be opened or read, is not a regular file, or its last
+    ///   line cannot be verified (see the type's discussion); nothing is written then.
     public init(path: String, key: Key? = nil, checkpoints: CheckpointPolicy = .default) throws {
         self.path = path
         self.key = key
         self.checkpoints = checkpoints
-        let descriptor = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else {
-            let reason = String(cString: strerror(errno))
-            throw TamperEvidentLogError(.unreadable, line: nil, detail: "cannot open \(path): \(reason)")
+        let descriptor = try TamperEvidentLogFile.openLog(path, appending: true)
+        let found: Found
+        do {
+            let tail = try TamperEvidentLogFile.tail(of: descriptor, path: path, limit: Self.maximumLineLength)
+            found = try Self.found(in: tail, path: path, key: key)
+        } catch {
+            TamperEvidentLogFile.closeDescriptor(descriptor)
+            throw error
         }
         self.descriptor = descriptor
-        let existing = Data(Self.contents(ofFileAt: path))
-        let (last, endsWithNewline) = Self.lastEntry(in: existing)
-        self.sequence = last?.sequence ?? 0
-        self.previousHash = last?.hash ?? Self.zeroHash
-        if case .checkpoint(let checkpoint) = last?.entry, checkpoint.checkpoint == Self.closeCheckpoint {
-            self.endsWithCloseCheckpoint = true
-        } else {
-            self.endsWithCloseCheckpoint = false
-        }
-        if !existing.isEmpty && !endsWithNewline {
-            // A torn line from a crash: leave it for the verifier to report, start the next record on a new line.
-            _ = Self.writeAll(descriptor, Array("\n".utf8))
+        self.sequence = found.count
+        self.previousHash = found.head
+        self.endsWithCloseCheckpoint = found.endsWithClose
+        if !found.endsWithClose && (found.count > 0 || found.endsTorn) {
+            self.lock.lock()
+            defer { self.lock.unlock() }
+            // A torn line from a crash is ended first, in the same write: the verifier reports it, nothing chains
+            // to it.
+            try self.writeCheckpoint(Self.unclosedCheckpoint, startingANewLine: found.endsTorn)
         }
         if let interval = checkpoints.interval {
             let timer = DispatchSource.makeTimerSource(queue: .global(qos: .utility))
+            // At most 100 years, so that the nanoseconds fit in an `Int` however long the interval asked for.
+            let bounded = min(interval, .seconds(100 * 365 * 86_400))
             let nanoseconds =
-                Int(interval.components.seconds) * 1_000_000_000
-                + Int(interval.components.attoseconds / 1_000_000_000)
+                Int(bounded.components.seconds) * 1_000_000_000
+                + Int(bounded.components.attoseconds / 1_000_000_000)
             timer.schedule(deadline: .now() + .nanoseconds(nanoseconds), repeating: .nanoseconds(nanoseconds))
             timer.setEventHandler { [weak self] in
                 // A failed write here surfaces on the next append, which fails the same way.
@@ -132,21 +156,85 @@ public final class TamperEvidentLog: @unchecked Sendable {
 
     deinit {
         self.timer?.cancel()
-        if !self.isClosed { Self.closeDescriptor(self.descriptor) }
-    }
-
-    private static func closeDescriptor(_ descriptor: Int32) {
-        #if canImport(Darwin)
-        _ = Darwin.close(descriptor)
-        #elseif canImport(Glibc)
-        _ = Glibc.close(descriptor)
-        #elseif canImport(Musl)
-        _ = Musl.close(descriptor)
-        #endif
+        if !self.isClosed { TamperEvidentLogFile.closeDescriptor(self.descriptor) }
     }
 
     static let closeCheckpoint = "close"
     static let intervalCheckpoint = "interval"
+    static let unclosedCheckpoint = "previous_session_unclosed"
+    static let checkpointKinds: Set<String> = [closeCheckpoint, intervalCheckpoint, unclosedCheckpoint]
+
+    /// What an opened log continues from.
+    private struct Found {
+        /// The entries in the file: the `seq` of the last one (0 for none).
+        var count = 0
+        /// The `hash` of the last entry (the zero hash for none).
+        var head = TamperEvidentLog.zeroHash
+        /// Whether the file ends with a close checkpoint.
+        var endsWithClose = false
+        /// Whether the file ends with a torn line, without a newline.
+        var endsTorn = false
+    }
+
+    /// Verifies the last line of `tail` as the entry to chain onto.
+    private static func found(in tail: TamperEvidentLogFile.Tail, path: String, key: Key?) throws -> Found {
+        var found = Found()
+        if let torn = tail.tornLine {
+            guard torn.length <= Self.maximumLineLength else {
+                throw TamperEvidentLogError(
+                    .malformed,
+                    line: torn.number,
+                    detail: "cannot append to \(path): its line \(torn.number) does not end with a newline and is "
+                        + "longer than any line of a log (\(Self.maximumLineLength) bytes), so no write of its writer "
+                        + "left it there"
+                )
+            }
+            found.endsTorn = true
+        }
+        guard let last = tail.lastLine else { return found }
+        let number = last.number
+        func refusal(_ code: TamperEvidentLogError.Code, _ reason: String) -> TamperEvidentLogError {
+            TamperEvidentLogError(
+                code,
+                line: number,
+                detail: "cannot append to \(path): its last complete line, line \(number), \(reason)"
+            )
+        }
+        guard let bytes = last.bytes else {
+            throw refusal(.malformed, "is longer than any line of a log (\(Self.maximumLineLength) bytes)")
+        }
+        let entry: TamperEvidentLogLine
+        do {
+            entry = try TamperEvidentLogLine(bytes, codec: TamperEvidentLogEntry.Codec())
+        } catch let refused as TamperEvidentLogLine.Refusal {
+            throw refusal(refused.code, "is not an entry as the writer writes it: \(refused.detail)")
+        }
+        do {
+            try TamperEvidentLogVerifier.check(entry, line: number, key: key)
+            if case .checkpoint(let checkpoint) = entry.entry {
+                try TamperEvidentLogVerifier.check(checkpoint, line: number)
+            }
+        } catch let error as TamperEvidentLogError {
+            throw refusal(error.code, "is refused: \(error.detail)")
+        }
+        if key == nil, entry.hmac != nil {
+            throw refusal(.keyRequired, "is signed with an HMAC key: the log is continued only with its key")
+        }
+        // Each entry takes a line of its own, so an entry's number is at most its line number: a bound that keeps
+        // every number this writer computes far below `Int.max`.
+        guard (1...number).contains(entry.sequence) else {
+            throw refusal(
+                .sequenceOutOfRange,
+                "is numbered \(entry.sequence), a number no entry on line \(number) can have: it was forged"
+            )
+        }
+        found.count = entry.sequence
+        found.head = entry.hash
+        if case .checkpoint(let checkpoint) = entry.entry, checkpoint.checkpoint == Self.closeCheckpoint {
+            found.endsWithClose = !found.endsTorn
+        }
+        return found
+    }
 
     /// Appends one event, and a checkpoint after it when ``CheckpointPolicy/everyRecords`` records were written
     /// since the last one.
@@ -156,7 +244,7 @@ public final class TamperEvidentLog: @unchecked Sendable {
         self.lock.lock()
         defer { self.lock.unlock() }
         try self.ensureOpen()
-        try self.writeEntry(Self.record(of: event, sequence: self.sequence + 1, previousHash: self.previousHash))
+        try self.writeEntry(Self.record(of: event, sequence: try self.nextSequence(), previousHash: self.previousHash))
         self.recordsSinceCheckpoint += 1
         if let every = self.checkpoints.everyRecords, self.recordsSinceCheckpoint >= every {
             try self.writeCheckpoint(Self.intervalCheckpoint)
@@ -181,7 +269,7 @@ public final class TamperEvidentLog: @unchecked Sendable {
         self.timer?.cancel()
         defer {
             self.isClosed = true
-            Self.closeDescriptor(self.descriptor)
+            TamperEvidentLogFile.closeDescriptor(self.descriptor)
         }
         if !self.endsWithCloseCheckpoint { try self.writeCheckpoint(Self.closeCheckpoint) }
     }
@@ -192,52 +280,62 @@ public final class TamperEvidentLog: @unchecked Sendable {
         }
     }
 
-    /// Writes a checkpoint of the entries so far. Called with `lock` held.
-    private func writeCheckpoint(_ kind: String) throws {
+    /// The `seq` of the next entry. Called with `lock` held.
+    private func nextSequence() throws -> Int {
+        // The last entry found when the log was opened is numbered at most its line number; this cannot trigger
+        // before the file holds `Int.max` lines.
+        let (next, overflow) = self.sequence.addingReportingOverflow(1)
+        guard !overflow else {
+            throw TamperEvidentLogError(
+                .sequenceOutOfRange,
+                line: nil,
+                detail: "cannot append to \(self.path): it holds the highest entry number there is"
+            )
+        }
+        return next
+    }
+
+    /// Writes a checkpoint of the entries so far, after a newline when `startingANewLine`. Called with `lock` held.
+    private func writeCheckpoint(_ kind: String, startingANewLine: Bool = false) throws {
         let checkpoint = TamperEvidentLogEntry.Checkpoint(
             checkpoint: kind,
             count: self.sequence,
             head: self.previousHash,
             prev: self.previousHash,
-            seq: self.sequence + 1,
+            seq: try self.nextSequence(),
             time: Date().formatted(.iso8601)
         )
-        try self.writeEntry(.checkpoint(checkpoint))
+        try self.writeEntry(.checkpoint(checkpoint), startingANewLine: startingANewLine)
         self.recordsSinceCheckpoint = 0
         self.endsWithCloseCheckpoint = kind == Self.closeCheckpoint
     }
 
-    /// Signs and writes one entry with a single `write(2)`. Called with `lock` held.
-    private func writeEntry(_ entry: TamperEvidentLogEntry) throws {
+    /// Signs and writes one entry with a single `write(2)`, after a newline when `startingANewLine`. Called with
+    /// `lock` held.
+    private func writeEntry(_ entry: TamperEvidentLogEntry, startingANewLine: Bool = false) throws {
         let content = try self.codec.encode(entry)
         let hash = Self.hex(SHA256.hash(data: content))
         var line = Array(content.dropLast()) + Array(",\"hash\":\"\(hash)\"".utf8)
         if let key = self.key {
             line += Array(",\"hmac\":\"\(Self.hex(key.authenticationCode(for: content)))\"".utf8)
         }
-        line += Array("}\n".utf8)
-        guard Self.writeAll(self.descriptor, line) else {
-            let reason = String(cString: strerror(errno))
+        line += Array("}".utf8)
+        guard line.count <= Self.maximumLineLength else {
+            throw TamperEvidentLogError(
+                .recordTooLarge,
+                line: nil,
+                detail: "a record of \(line.count) bytes was not written to \(self.path): a line of a log holds at "
+                    + "most \(Self.maximumLineLength) bytes"
+            )
+        }
+        line = (startingANewLine ? Array("\n".utf8) : []) + line + Array("\n".utf8)
+        guard TamperEvidentLogFile.writeAll(self.descriptor, line) else {
+            let reason = TamperEvidentLogFile.reason()
             throw TamperEvidentLogError(.unreadable, line: nil, detail: "write to \(self.path) failed: \(reason)")
         }
         self.sequence = entry.sequence
         self.previousHash = hash
         self.endsWithCloseCheckpoint = false
-    }
-
-    private static func writeAll(_ descriptor: Int32, _ bytes: [UInt8]) -> Bool {
-        bytes.withUnsafeBytes { buffer in
-            var offset = 0
-            while offset < buffer.count {
-                let written = write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    return false
-                }
-                offset += written
-            }
-            return true
-        }
     }
 
     /// The record of `event` as the `sequence`-th entry, chained to `previousHash`.
@@ -255,40 +353,6 @@ public final class TamperEvidentLog: @unchecked Sendable {
                 time: event.time.formatted(.iso8601)
             )
         )
-    }
-
-    /// The last complete entry, and whether the data ends with a newline.
-    /// The file's bytes, read with `read(2)` (empty when it cannot be read: the writer then starts a new chain, and
-    /// the verifier reports whatever the file holds). Foundation's `FileManager.contents(atPath:)` leaked a 4 KiB
-    /// buffer per call on Linux here (LeakSanitizer, in the event-log fuzz target), once per log opened.
-    static func contents(ofFileAt path: String) -> [UInt8] {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { return [] }
-        defer { Self.closeDescriptor(descriptor) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
-        while true {
-            let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
-            if count > 0 {
-                bytes.append(contentsOf: chunk[..<count])
-            } else if count < 0 && errno == EINTR {
-                continue
-            } else {
-                return bytes
-            }
-        }
-    }
-
-    static func lastEntry(in data: Data) -> (TamperEvidentLogLine?, Bool) {
-        let bytes = [UInt8](data)
-        let endsWithNewline = bytes.last == UInt8(ascii: "\n")
-        let codec = TamperEvidentLogEntry.Codec()
-        for line in bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: true).reversed() {
-            if let entry = try? TamperEvidentLogLine(Array(line), codec: codec) {
-                return (entry, endsWithNewline)
-            }
-        }
-        return (nil, endsWithNewline)
     }
 
     /// Lower-case hex, as every `hash`, `prev` and `hmac` in the log is written.

@@ -31,9 +31,10 @@ enum TamperEvidentLogEntry: Equatable {
     }
 
     /// The fields of a checkpoint, in the order the writer encodes them (sorted by key). `checkpoint` is `close`
-    /// (written by ``TamperEvidentLog/close()``) or `interval`; `count` is the number of entries before this one
-    /// (its `seq` minus one) and `head` the `hash` of the last of them (equal to `prev`), so that the line alone,
-    /// copied elsewhere, states what the log held.
+    /// (written by ``TamperEvidentLog/close()``), `interval`, or `previous_session_unclosed` (written as a log is
+    /// opened that does not end with a close checkpoint); `count` is the number of entries before this one (its
+    /// `seq` minus one) and `head` the `hash` of the last of them (equal to `prev`), so that the line alone, copied
+    /// elsewhere, states what the log held.
     struct Checkpoint: Codable, Equatable {
         var checkpoint: String
         var count: Int
@@ -83,8 +84,7 @@ enum TamperEvidentLogEntry: Equatable {
             if let record = try? self.decoder.decode(Record.self, from: Data(content)) {
                 entry = .record(record)
             } else if let checkpoint = try? self.decoder.decode(Checkpoint.self, from: Data(content)),
-                checkpoint.checkpoint == TamperEvidentLog.closeCheckpoint
-                    || checkpoint.checkpoint == TamperEvidentLog.intervalCheckpoint
+                TamperEvidentLog.checkpointKinds.contains(checkpoint.checkpoint)
             {
                 entry = .checkpoint(checkpoint)
             } else {

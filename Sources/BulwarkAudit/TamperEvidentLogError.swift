@@ -39,6 +39,17 @@ public struct TamperEvidentLogError: Error, Hashable, Sendable, CustomStringConv
         public static let notClosed = Code("not_closed")
         /// The log was closed; nothing more can be appended through this object.
         public static let closed = Code("closed")
+        /// A session of the writer ended without a close checkpoint, as the next session found the log: the writer
+        /// crashed, or entries after its last one were cut off. Reported by the verifier as a warning, and as an
+        /// error when every session must have been closed.
+        public static let previousSessionUnclosed = Code("previous_session_unclosed")
+        /// The last line is numbered outside what its place in the file can hold (below 1, or above its line
+        /// number): it was forged. The writer refuses to chain onto it.
+        public static let sequenceOutOfRange = Code("sequence_out_of_range")
+        /// The log is signed with an HMAC key and was opened for appending without one.
+        public static let keyRequired = Code("key_required")
+        /// A record is longer than the longest line a log may hold; it was not written.
+        public static let recordTooLarge = Code("record_too_large")
 
         /// The code's stable label.
         public var description: String { self.name }

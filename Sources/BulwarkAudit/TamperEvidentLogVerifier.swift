@@ -7,7 +7,10 @@ import Foundation
 /// what a holder of the key wrote), and no entry was edited, removed, inserted or reordered before the last line.
 /// What it cannot prove alone: that nothing was cut from the end. Removing the last entries, their checkpoints
 /// included, leaves a log that ends at an earlier entry or checkpoint, which is what a crash leaves too. An
-/// ``Expectation`` with the `count` and `head` of an earlier ``Summary``, kept elsewhere, detects that.
+/// ``Expectation`` with the `count` and `head` of an earlier ``Summary``, kept elsewhere, detects that. When the
+/// writer opens the log again after such a cut, it finds no close checkpoint at the end and says so in a
+/// `previous_session_unclosed` checkpoint, which the verifier reports in ``Summary/unclosedSessions``; only a cut
+/// back to an earlier close checkpoint leaves no such trace.
 public enum TamperEvidentLogVerifier {
     /// How a verified log ends.
     public enum Ending: Sendable, Hashable {
@@ -16,7 +19,8 @@ public enum TamperEvidentLogVerifier {
         /// With a record: the writer is still running or crashed, or the end was cut off (or the log was written
         /// before checkpoints existed).
         case open
-        /// With an interval checkpoint: as ``open``, but nothing was written after the checkpoint.
+        /// With an interval or `previous_session_unclosed` checkpoint: as ``open``, but nothing was written after
+        /// the checkpoint.
         case checkpoint
         /// With a close checkpoint: the writer closed the log, or everything after an earlier close was cut off.
         case closed
@@ -38,6 +42,40 @@ public enum TamperEvidentLogVerifier {
         public var ending: Ending = .empty
         /// The line of the last checkpoint, if there is one.
         public var lastCheckpointLine: Int?
+        /// The sessions of the writer that ended without a close checkpoint, in the order of the log: each is a
+        /// warning that the writer crashed there or that entries were cut off there.
+        public var unclosedSessions: [UnclosedSession] = []
+    }
+
+    /// A `previous_session_unclosed` checkpoint: a session of the writer found the log without a close checkpoint at
+    /// its end. Either the session before crashed (or was killed, or released its log without closing it), or
+    /// entries after entry ``count`` were cut off before the log was opened again; only a head kept elsewhere tells
+    /// which.
+    public struct UnclosedSession: Sendable, Hashable, CustomStringConvertible {
+        /// The line of the `previous_session_unclosed` checkpoint.
+        public var line: Int
+        /// The entries the new session found: the `seq` of the last one.
+        public var count: Int
+        /// The `hash` of the last entry the new session found (64 zeros when it found none).
+        public var head: String
+
+        /// A session that found `count` entries ending with `head`, marked on `line`.
+        public init(line: Int, count: Int, head: String) {
+            self.line = line
+            self.count = count
+            self.head = head
+        }
+
+        /// `line N: previous_session_unclosed:` and what it means, in words.
+        public var description: String {
+            "line \(self.line): \(TamperEvidentLogError.Code.previousSessionUnclosed): \(self.explanation)"
+        }
+
+        /// What the mark means, without its line.
+        var explanation: String {
+            "the log was opened again after entry \(self.count) (hash \(self.head)) without a close checkpoint "
+                + "after it: its writer crashed, or entries after entry \(self.count) were cut off"
+        }
     }
 
     /// What the log must also satisfy, from knowledge kept outside it.
@@ -47,11 +85,17 @@ public enum TamperEvidentLogVerifier {
         /// The entry numbered `count` must have this `hash` (an earlier ``Summary/head``); without `count`, some
         /// entry must have it. Entries after it are allowed: the log may have grown since.
         public var head: String?
-        /// The log must end with a close checkpoint.
+        /// Every session of the writer must have been closed: the log must end with a close checkpoint, and hold
+        /// no `previous_session_unclosed` checkpoint (a session that found the log unclosed).
         public var closed: Bool
 
         /// Expectations of at least `count` entries, of the entry `count` (or some entry) having the hash `head`, and
-        /// of a close checkpoint at the end when `closed` is true.
+        /// of every session closed when `closed` is true.
+        ///
+        /// `count` alone is weaker than `count` with `head`: it shows that the log holds that many entries, not that
+        /// they are the ones counted. A log cut and then grown past `count` again (by a later session of the
+        /// writer, or by anyone when the log has no key) passes it; `head` proves that entry `count` is the one
+        /// anchored, and with a key, every entry before it.
         public init(count: Int? = nil, head: String? = nil, closed: Bool = false) {
             self.count = count
             self.head = head.map { $0.lowercased() }
@@ -67,10 +111,10 @@ public enum TamperEvidentLogVerifier {
         key: TamperEvidentLog.Key? = nil,
         expecting expectation: Expectation = Expectation()
     ) throws -> Summary {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw TamperEvidentLogError(.unreadable, line: nil, detail: "cannot read \(path)")
-        }
-        return try self.verify([UInt8](data), key: key, expecting: expectation)
+        let descriptor = try TamperEvidentLogFile.openLog(path, appending: false)
+        defer { TamperEvidentLogFile.closeDescriptor(descriptor) }
+        let bytes = try TamperEvidentLogFile.readAll(descriptor, path: path)
+        return try self.verify(bytes, key: key, expecting: expectation)
     }
 
     /// Verifies log bytes.
@@ -108,16 +152,15 @@ public enum TamperEvidentLogVerifier {
                 summary.records += 1
                 summary.ending = .open
             case .checkpoint(let checkpoint):
-                guard checkpoint.count == checkpoint.seq - 1, checkpoint.head == checkpoint.prev else {
-                    throw TamperEvidentLogError(
-                        .badCheckpoint,
-                        line: number,
-                        detail: "the checkpoint's count or head does not describe the entries before it"
-                    )
-                }
+                try self.check(checkpoint, line: number)
                 summary.checkpoints += 1
                 summary.lastCheckpointLine = number
                 summary.ending = checkpoint.checkpoint == TamperEvidentLog.closeCheckpoint ? .closed : .checkpoint
+                if checkpoint.checkpoint == TamperEvidentLog.unclosedCheckpoint {
+                    summary.unclosedSessions.append(
+                        UnclosedSession(line: number, count: checkpoint.count, head: checkpoint.head)
+                    )
+                }
             }
             summary.count = entry.sequence
             summary.head = entry.hash
@@ -136,8 +179,21 @@ public enum TamperEvidentLogVerifier {
         return summary
     }
 
+    /// Checks that a checkpoint's `count` and `head` describe the entries before it, as its own `seq` and `prev`
+    /// say. No arithmetic here can overflow, whatever numbers the line holds.
+    static func check(_ checkpoint: TamperEvidentLogEntry.Checkpoint, line number: Int) throws {
+        let (next, overflow) = checkpoint.count.addingReportingOverflow(1)
+        guard !overflow, next == checkpoint.seq, checkpoint.head == checkpoint.prev else {
+            throw TamperEvidentLogError(
+                .badCheckpoint,
+                line: number,
+                detail: "the checkpoint's count or head does not describe the entries before it"
+            )
+        }
+    }
+
     /// Checks the entry's own hash and HMAC.
-    private static func check(_ entry: TamperEvidentLogLine, line number: Int, key: TamperEvidentLog.Key?) throws {
+    static func check(_ entry: TamperEvidentLogLine, line number: Int, key: TamperEvidentLog.Key?) throws {
         if TamperEvidentLog.hex(SHA256.hash(data: entry.content)) != entry.hash {
             throw TamperEvidentLogError(.editedRecord, line: number, detail: "the record does not match its hash")
         }
@@ -163,6 +219,8 @@ public enum TamperEvidentLogVerifier {
         following later: ArraySlice<ArraySlice<UInt8>>,
         codec: TamperEvidentLogEntry.Codec
     ) throws {
+        // `summary.count` is the `seq` of the entry before, which was its line's place in this check: at most the
+        // number of lines before, so far below `Int.max`.
         let expected = summary.count + 1
         if entry.sequence > expected {
             if later.contains(where: { (try? TamperEvidentLogLine(Array($0), codec: codec))?.sequence == expected }) {
@@ -222,6 +280,9 @@ public enum TamperEvidentLogVerifier {
                 detail: "the log does not end with a close checkpoint: its writer is still running or crashed, "
                     + "or its end was cut off"
             )
+        }
+        if expectation.closed, let unclosed = summary.unclosedSessions.first {
+            throw TamperEvidentLogError(.previousSessionUnclosed, line: unclosed.line, detail: unclosed.explanation)
         }
     }
 }

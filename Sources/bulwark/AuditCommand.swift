@@ -42,9 +42,7 @@ struct AuditCommand: AsyncParsableCommand {
         var configuration = try self.policy.configuration(host: host)
         // A policy file's proxy section stands unless --proxy is given; without one, the environment's (as curl).
         let policySetsProxy = try self.policy.setsProxy()
-        if self.proxyOptions.proxy != nil || !policySetsProxy {
-            configuration.proxy = try self.proxyOptions.chosenProxy()
-        }
+        try self.proxyOptions.apply(to: &configuration.proxy, policySetsProxy: policySetsProxy)
         let chosen: String?
         do {
             chosen = try TLSStream.Configuration(configuration).proxy(forHost: host, port: port)

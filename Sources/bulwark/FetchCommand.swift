@@ -104,11 +104,7 @@ struct FetchCommand: AsyncParsableCommand {
         configuration.redirects.maximumHops = self.maxRedirects
         // A policy file's proxy section stands unless --proxy is given; without one, the environment's (as curl).
         let policySetsProxy = try self.policy.setsProxy()
-        if self.proxyOptions.proxy != nil || !policySetsProxy {
-            configuration.proxy = try self.proxyOptions.chosenProxy()
-        } else if self.proxyOptions.proxyCACertificateFile != nil {
-            throw ValidationError("--proxy-cacert: the --policy file's proxy section decides; give its \"caFile\"")
-        }
+        try self.proxyOptions.apply(to: &configuration.proxy, policySetsProxy: policySetsProxy)
         let client = BulwarkClient(configuration: configuration)
         defer { Task { await client.shutdown() } }
         let response = try await client.execute(request, timeout: .milliseconds(Int64(self.maxTime * 1000)))

@@ -37,9 +37,7 @@ struct InspectCommand: AsyncParsableCommand {
         )
         // A policy file's proxy section stands unless --proxy is given; without one, the environment's (as curl).
         let policySetsProxy = try self.policy.setsProxy()
-        if self.proxyOptions.proxy != nil || !policySetsProxy {
-            configuration.proxy = try self.proxyOptions.chosenProxy()
-        }
+        try self.proxyOptions.apply(to: &configuration.proxy, policySetsProxy: policySetsProxy)
         let proxy: String?
         do {
             proxy = try configuration.proxy(forHost: host, port: port)

@@ -26,7 +26,19 @@ struct LogCommand: ParsableCommand {
                 Cutting entries off the end, checkpoints included, cannot be told from a crash by the log alone. \
                 Keep the printed head somewhere the log's writer cannot change, and check it later with \
                 --expect-count and --expect-head: the log must still hold that entry with that hash (it may have \
-                grown since). --require-close also fails a log that does not end with a close checkpoint.
+                grown since). --expect-count alone is weaker: it only says that the log holds that many entries, \
+                and a log cut and then grown past the count again (by a later session of the writer, or by anyone \
+                when it has no key) passes it.
+
+                A writer that opens a log not ending with a close checkpoint (its last session crashed, or its end \
+                was cut off) first writes a previous_session_unclosed checkpoint with the count and head it found. \
+                Each is printed as a warning ("warning: line N: previous_session_unclosed: ..."); the exit status \
+                stays 0, since a crash leaves the same mark. --require-close fails (exit 1) unless every session \
+                was closed: the log ends with a close checkpoint and holds no previous_session_unclosed mark. A cut \
+                back to an earlier close checkpoint leaves no mark: only a head kept elsewhere shows it.
+
+                Exit status: 0 verified (warnings included), 1 a line or an expectation failed, 2 the log or the \
+                key file cannot be read or used.
                 """
         )
 
@@ -36,13 +48,23 @@ struct LogCommand: ParsableCommand {
         @Option(help: "The HMAC key file the log was written with.")
         var keyFile: String?
 
-        @Option(help: "An anchor kept elsewhere: the log must hold at least this many entries.")
+        @Option(
+            help: """
+                An anchor kept elsewhere: the log must hold at least this many entries. Alone, weaker than with \
+                --expect-head: a log cut and grown again past the count passes it.
+                """
+        )
         var expectCount: Int?
 
         @Option(help: "An anchor kept elsewhere: the hash of entry --expect-count (or of any entry, without it).")
         var expectHead: String?
 
-        @Flag(help: "Fail unless the log ends with a close checkpoint.")
+        @Flag(
+            help: """
+                Fail unless every session was closed: the log ends with a close checkpoint and holds no \
+                previous_session_unclosed mark.
+                """
+        )
         var requireClose = false
 
         func validate() throws {
@@ -88,6 +110,9 @@ struct LogCommand: ParsableCommand {
                     "end: no close checkpoint (\(checkpoint ?? "no checkpoints")): the writer is still running or "
                         + "crashed, or the end was cut off; only a head kept elsewhere can tell"
                 )
+            }
+            for session in summary.unclosedSessions {
+                lines.append("warning: \(session); only a head kept elsewhere can tell")
             }
             return lines
         }

@@ -8,9 +8,12 @@ struct PolicySignCommand: ParsableCommand {
         commandName: "sign",
         abstract: "Sign a policy file into a bundle (its exact bytes, a version, an expiry, Ed25519 signatures).",
         discussion: """
-            The policy must decode. Each --key signs once; a client accepts the bundle when as many distinct \
-            trusted keys as its threshold signed it. With --new-trusted-keys the bundle also replaces the \
-            trusted-key set (key rotation): sign it with the keys trusted today.
+            The policy must decode exactly as every client decodes a bundle's policy: without a directory, so \
+            every path it names is absolute. A policy with a lint error (bulwark policy lint, severity error) is \
+            signed only when it says "insecure": true, since clients refuse it otherwise. Each --key signs once; \
+            a client accepts the bundle when as many distinct trusted keys as its threshold signed it. With \
+            --new-trusted-keys the bundle also replaces the trusted-key set (key rotation): sign it with the keys \
+            trusted today and with every new key (each new key proves it holds its private key).
             """
     )
 
@@ -35,18 +38,57 @@ struct PolicySignCommand: ParsableCommand {
     @Option(help: "How many keys of --new-trusted-keys must sign later bundles.")
     var newThreshold: Int = 1
 
+    @Option(
+        help: "The channel (audience) the bundle is for, such as production; updaters configured for another refuse it."
+    )
+    var channel: String?
+
+    @Flag(
+        help: """
+            Sign a policy that says "insecure": true (its lint errors are printed). Clients apply such a bundle only \
+            when their updater allows insecure policies.
+            """
+    )
+    var allowInsecure = false
+
     func run() throws {
         guard !self.keyFiles.isEmpty else { throw ValidationError("give at least one --key") }
         guard PolicyFile.parseDay(self.expires) != nil else {
             throw ValidationError("--expires takes YYYY-MM-DD, got \"\(self.expires)\"")
         }
+        let bytes = try PolicyFile.readFile(self.policy, maximumSize: PolicyFile.maximumSize, pointer: "")
+        let file: PolicyFile
         do {
-            _ = try PolicyFile(contentsOfFile: self.policy)
+            // As clients decode a bundle's policy: no base directory.
+            file = try PolicyFile(jsonBytes: bytes, baseDirectory: nil)
         } catch {
             printError("bulwark policy sign: \(self.policy): \(error)")
             throw ExitCode(3)
         }
-        let bytes = try PolicyFile.readFile(self.policy, maximumSize: PolicyFile.maximumSize, pointer: "")
+        if file.insecure {
+            let errors = PolicyLinter().lint(file).filter { $0.rule.severity == .error }
+            for finding in errors { printError("bulwark policy sign: \(self.policy): \(finding)") }
+            guard self.allowInsecure else {
+                printError(
+                    "bulwark policy sign: \(self.policy) says \"insecure\": true, so whoever holds the signing keys "
+                        + "can turn validation off with it; sign it only with --allow-insecure; nothing was signed"
+                )
+                throw ExitCode(3)
+            }
+            printError(
+                "warning: \(self.policy) says \"insecure\": true (signed with --allow-insecure); clients apply it only "
+                    + "when their updater allows insecure policies"
+            )
+        }
+        let findings = PolicyLinter().findingsRequiringInsecure(in: file)
+        if !findings.isEmpty {
+            for finding in findings { printError("bulwark policy sign: \(self.policy): \(finding)") }
+            printError(
+                "bulwark policy sign: \(self.policy): clients refuse a bundle whose policy has a lint error unless "
+                    + "it says \"insecure\": true; nothing was signed"
+            )
+            throw ExitCode(3)
+        }
         var keys: [PolicySigningKey] = []
         for file in self.keyFiles {
             let secret = try SecretBytes(contentsOfFile: file, trimmingTrailingNewlines: false, maximumSize: 4096)
@@ -63,12 +105,28 @@ struct PolicySignCommand: ParsableCommand {
             }
             trustedKeys = try PolicyTrustedKeys(fileContents: text, threshold: self.newThreshold)
         }
-        let bundle = PolicyBundle(policy: bytes, version: self.version, expires: self.expires, trustedKeys: trustedKeys)
+        var bundle = PolicyBundle(policy: bytes, version: self.version, expires: self.expires, trustedKeys: trustedKeys)
+        bundle.channel = self.channel
         let signed = try bundle.signed(by: keys)
         guard FileManager.default.createFile(atPath: self.output, contents: Data(signed)) else {
             throw ValidationError("cannot write \(self.output)")
         }
-        print("wrote \(self.output): version \(self.version), expires \(self.expires), \(keys.count) signature(s)")
-        for key in keys { print("  signed by \(key.publicKey)") }
+        var signers: [PolicyPublicKey] = []
+        for key in keys where !signers.contains(key.publicKey) { signers.append(key.publicKey) }
+        let channel = self.channel.map { ", channel \($0)" } ?? ""
+        print(
+            "wrote \(self.output): version \(self.version), expires \(self.expires)\(channel), \(signers.count) "
+                + "distinct signer\(signers.count == 1 ? "" : "s")"
+        )
+        for key in signers { print("  signed by \(key)") }
+        if let trustedKeys {
+            let missing = trustedKeys.keys.filter { !signers.contains($0) }
+            if !missing.isEmpty {
+                printError(
+                    "warning: \(missing.count) key\(missing.count == 1 ? "" : "s") of --new-trusted-keys did not sign; "
+                        + "clients refuse a rotation until every new key signs it (rotation_not_proven)"
+                )
+            }
+        }
     }
 }

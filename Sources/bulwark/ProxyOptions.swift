@@ -46,6 +46,16 @@ struct ProxyOptions: ParsableArguments {
     var noProxy: String?
 
     /// The proxy these options choose.
+    /// Sets `configuration.proxy` from these options, unless the `--policy` file's proxy section decides (it has one
+    /// and `--proxy` is not given): `--proxy-cacert` is refused then, as the policy's `caFile` is what applies.
+    func apply(to proxy: inout BulwarkClient.Proxy, policySetsProxy: Bool) throws {
+        if self.proxy != nil || !policySetsProxy {
+            proxy = try self.chosenProxy()
+        } else if self.proxyCACertificateFile != nil {
+            throw ValidationError("--proxy-cacert: the --policy file's proxy section decides; give its \"caFile\"")
+        }
+    }
+
     func chosenProxy() throws -> BulwarkClient.Proxy {
         let bypass = self.noProxy.map { NoProxyList($0) }
         guard let text = self.proxy else {

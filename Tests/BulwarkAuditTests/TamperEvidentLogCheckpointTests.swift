@@ -221,11 +221,52 @@ struct TamperEvidentLogFileReadingTests {
     @Test func aFileIsReadWholeWhateverItsSize() throws {
         let path = TamperEvidentLogCheckpointTests.temporaryPath()
         defer { try? FileManager.default.removeItem(atPath: path) }
-        #expect(TamperEvidentLog.contents(ofFileAt: path).isEmpty)
         for size in [0, 1, 65_535, 65_536, 200_001] {
             let bytes = (0..<size).map { UInt8(truncatingIfNeeded: $0 &* 31) }
             try Data(bytes).write(to: URL(fileURLWithPath: path))
-            #expect(TamperEvidentLog.contents(ofFileAt: path) == bytes, "size \(size)")
+            let descriptor = try TamperEvidentLogFile.openLog(path, appending: false)
+            defer { TamperEvidentLogFile.closeDescriptor(descriptor) }
+            #expect(try TamperEvidentLogFile.readAll(descriptor, path: path) == bytes, "size \(size)")
+        }
+    }
+
+    /// The last complete line and the torn one after it, found in one pass whatever the chunk boundaries, and a line
+    /// longer than the limit counted but not kept.
+    @Test(arguments: [0, 1, 65_535, 65_536, 65_537, 200_001])
+    func theTailIsFoundWhereverLinesEnd(padding: Int) throws {
+        let path = TamperEvidentLogCheckpointTests.temporaryPath()
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let long = [UInt8](repeating: UInt8(ascii: "x"), count: padding)
+        for (contents, last, torn) in [
+            (long + Array("\nab\n".utf8), (2, Array("ab".utf8)), nil),
+            (long + Array("\nab\ncd".utf8), (2, Array("ab".utf8)), (3, 2)),
+            (long + Array("\n".utf8), (1, padding <= 70_000 ? long : nil), nil),
+            (long, nil, padding == 0 ? nil : (1, padding)),
+        ] as [([UInt8], (Int, [UInt8]?)?, (Int, Int)?)] {
+            try Data(contents).write(to: URL(fileURLWithPath: path))
+            let descriptor = try TamperEvidentLogFile.openLog(path, appending: false)
+            defer { TamperEvidentLogFile.closeDescriptor(descriptor) }
+            let tail = try TamperEvidentLogFile.tail(of: descriptor, path: path, limit: 70_000)
+            #expect(tail.lastLine?.number == last?.0)
+            #expect(tail.lastLine?.bytes == last?.1)
+            #expect(tail.tornLine?.number == torn?.0)
+            #expect(tail.tornLine?.length == torn?.1)
+        }
+    }
+
+    /// A FIFO opened for writing without a reader blocked the writer for good, and `/dev/zero` was read until memory
+    /// ran out; a directory is no log either. Each is refused before anything is read or written.
+    @Test func onlyARegularFileIsALog() throws {
+        let directory = FileManager.default.temporaryDirectory.appending(path: "bulwark-log-\(UUID())").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let fifo = directory + "/fifo"
+        #expect(mkfifo(fifo, 0o600) == 0)
+        for path in [fifo, "/dev/zero", directory] {
+            let error = try #require(throws: TamperEvidentLogError.self) { try TamperEvidentLog(path: path) }
+            #expect(error.code == .unreadable)
+            #expect(error.detail.contains(path), "\(error)")
+            #expect(throws: TamperEvidentLogError.self) { try TamperEvidentLogVerifier.verify(path: path) }
         }
     }
 }

@@ -133,7 +133,8 @@ struct PolicyBundleTests {
 
     @Test func keyRotationSignedByTheCurrentKeysIsAccepted() throws {
         let next = try PolicyTrustedKeys(keys: [self.b.publicKey, self.c.publicKey], threshold: 2)
-        let rotation = try self.sign([self.a], version: 3, trustedKeys: next)
+        // Signed by the current key, and by each new key (proof of possession).
+        let rotation = try self.sign([self.a, self.b, self.c], version: 3, trustedKeys: next)
         let verified = try self.verifier([self.a]).verify(rotation, at: Self.today).get()
         #expect(verified.bundle.trustedKeys == next)
         // Under the new set, a bundle by the old key alone no longer verifies; one by both new keys does.
@@ -157,7 +158,8 @@ struct PolicyBundleTests {
     @Test func refusalsHaveDistinctCodes() {
         let reasons: [PolicyBundleRefusal.Reason] = [
             .tooLarge, .malformed, .unsupportedFormat, .signatureInvalid, .unknownKey, .belowThreshold, .rollback,
-            .expired,
+            .expired, .rotationNotProven, .versionReused, .wrongChannel, .fetchFailed, .invalidPolicy, .insecurePolicy,
+            .storageFailed,
         ]
         #expect(Set(reasons.map(\.code)).count == reasons.count)
     }

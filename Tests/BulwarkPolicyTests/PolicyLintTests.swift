@@ -103,7 +103,11 @@ struct PolicyLintTests {
     }
 
     @Test func hostNotValidated() throws {
-        let findings = try Self.findings(hosts: #""a.example.com":{"evaluator":"default","validateHost":false}"#)
+        // validateHost false weakens trust by construction: a policy says "insecure": true to have it at all.
+        let findings = try Self.findings(
+            hosts: #""a.example.com":{"evaluator":"default","validateHost":false}"#,
+            extra: #","insecure":true"#
+        )
         #expect(try Self.only(.hostNotValidated, in: findings).pointer == "/hosts/a.example.com/validateHost")
     }
 
@@ -175,9 +179,9 @@ struct PolicyLintTests {
     @Test func cleartextProxyCredentials() throws {
         let findings = try Self.findings(
             hosts: #""a.example.com":{"evaluator":"default"}"#,
-            extra: #","proxy":{"use":"http://p.example:3128","credentialsFile":"creds","hosts":{"# + "\n"
-                + #""b.example.com":{"use":"https://p.example:3129","credentialsFile":"creds","caFile":"ca.pem"},"#
-                + #""c.example.com":{"use":"socks5h://p.example","credentialsFile":"creds"},"#
+            extra: #","proxy":{"use":"http://p.example:3128","credentialsFile":"/etc/creds","hosts":{"# + "\n"
+                + #""b.example.com":{"use":"https://p.example:3129","credentialsFile":"/etc/creds","caFile":"/etc/ca.pem"},"#
+                + #""c.example.com":{"use":"socks5h://p.example","credentialsFile":"/etc/creds"},"#
                 + #""d.example.com":{"use":"http://p.example:3128"}}}"#
         )
         let matching = findings.filter { $0.rule == .cleartextProxyCredentials }

@@ -131,14 +131,20 @@ struct RevocationTrustEvaluatorTests {
         #expect(decision.refusal?.reasons.map(\.code) == ["hostname_mismatch"])
     }
 
-    @Test func theStoreKeepsTheNewestListOfAnIssuer() throws {
+    @Test func theNewestListOfAnIssuerThatVerifiesAnswers() throws {
         let store = RevocationStore()
         let newer = try self.list(by: self.intermediate, revoking: [self.chain.leaf.certificate])
         let older = try self.list(by: self.intermediate, thisUpdate: self.now - 7_200)
         store.load(newer)
         store.load(older)
         #expect(store.count == 1)
-        #expect(store.list(issuedBy: self.intermediate.certificate.subject)?.count == 1)
+        #expect(store.lists(issuedBy: self.intermediate.certificate.subject).count == 2)
+        let status = store.status(
+            of: self.chain.leaf.certificate,
+            issuer: self.intermediate.certificate,
+            at: self.now
+        )
+        #expect(try status?.get().revocation != nil)
         #expect(throws: RevocationError.self) { try store.load(crl: [0x30, 0x03, 0x02, 0x01]) }
         #expect(store.count == 1)
     }

@@ -69,7 +69,7 @@ struct ClientIdentityRotationClientTests {
         // The old connection closed and the pool forgot its key; the TLS context of the old identity is gone; so is
         // the old key object (BoringSSL zeroizes a key as it frees it).
         #expect(try await self.eventually { client.openConnectionCount == 1 && client.pool.keyCount == 1 })
-        #expect(client.connector?.identityContexts.count == 1)
+        #expect(client.connector?.handshakeContexts.identityCount == 1)
         #expect(try await self.eventually { watch.isFreed }, "the replaced identity's key is still referenced")
         let updated = monitor.events.filter { $0.kind == .clientIdentityUpdated }
         #expect(updated.count == 1)

@@ -1,6 +1,7 @@
 import BulwarkTestHelpers
 import BulwarkTestSupport
 import Testing
+import X509
 
 @testable import Bulwark
 
@@ -66,15 +67,19 @@ struct InterceptionCheckTests {
             commonName: "origin.bulwark.test",
             dnsNames: ["origin.bulwark.test"]
         )
-        let first = Self.chain(Self.origin)
-        let second = [CertificateSummary(rotated.certificate), CertificateSummary(intermediate.certificate)]
-        #expect(first[0].publicKeyPin != second[0].publicKeyPin)
-        #expect(InterceptionCheck.sameOrigin(first, second))
+        let first = [Self.origin.leaf.certificate, intermediate.certificate]
+        let second = [rotated.certificate, intermediate.certificate]
+        let observe = { (chain: [Certificate]) in
+            Observation(presentedCertificates: chain, verifiedChain: nil, error: nil)
+        }
+        #expect(CertificateSummary(first[0]).publicKeyPin != CertificateSummary(second[0]).publicKeyPin)
+        #expect(InterceptionCheck.sameOrigin(observe(first), observe(second)))
         // A leaf of the same name from another CA is not, even with an intermediate of the same name.
-        #expect(!InterceptionCheck.sameOrigin(first, Self.chain(Self.interceptor)))
+        let interceptor = [Self.interceptor.leaf, Self.interceptor.intermediate!].map(\.certificate)
+        #expect(!InterceptionCheck.sameOrigin(observe(first), observe(interceptor)))
         // A leaf alone (no issuer certificate presented) is compared by itself only.
-        #expect(!InterceptionCheck.sameOrigin([first[0]], [second[0]]))
-        #expect(InterceptionCheck.sameOrigin([first[0]], first))
+        #expect(!InterceptionCheck.sameOrigin(observe([first[0]]), observe([second[0]])))
+        #expect(InterceptionCheck.sameOrigin(observe([first[0]]), observe(first)))
     }
 
     @Test("the verdict's sentence names the origin, the presented certificate and the refusal's reasons")

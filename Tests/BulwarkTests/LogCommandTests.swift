@@ -81,3 +81,38 @@ extension CLITests {
         #expect(headOnly.stdout.contains("anchor_mismatch"), "\(headOnly.stdout)")
     }
 }
+
+extension CLITests {
+    /// Issue 38, item 8 (a) and (b) on the command line: a cut end followed by a new session is marked and warned
+    /// about (and fails `--require-close`); a forged last line numbered 2^63 - 1 is refused with a sentence, never a
+    /// trap (before the fix, the second `demo` died of an arithmetic overflow, exit 132).
+    @Test func logCutThenReopenedIsWarnedAndAForgedLastSequenceIsRefused() async throws {
+        let directory = FileManager.default.temporaryDirectory.appending(path: "bulwark-cli-log-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appending(path: "events.jsonl").path
+        let first = try await CLI.run(["demo", "--event-log", path])
+        #expect(first.status == 0, "\(first.stdout)\(first.stderr)")
+        let lines = try Self.logLines(path)
+        try Self.writeLog(Array(lines.dropLast(3)), to: path)
+        let second = try await CLI.run(["demo", "--event-log", path])
+        #expect(second.status == 0, "\(second.stdout)\(second.stderr)")
+        let warned = try await CLI.run(["log", "verify", path])
+        #expect(warned.status == 0, "\(warned.stdout)\(warned.stderr)")
+        #expect(warned.stdout.contains("previous_session_unclosed"), "\(warned.stdout)")
+        let strict = try await CLI.run(["log", "verify", path, "--require-close"])
+        #expect(strict.status == 1, "\(strict.stdout)")
+
+        var forged = try Self.logLines(path)
+        let last = try #require(forged.last)
+        let seq = try #require(last.range(of: #""seq":[0-9]+"#, options: .regularExpression))
+        forged.append(last.replacingCharacters(in: seq, with: #""seq":9223372036854775807"#))
+        try Self.writeLog(forged, to: path)
+        let refused = try await CLI.run(["demo", "--event-log", path])
+        #expect(refused.status != 0 && refused.status != 132, "\(refused.status): \(refused.stderr)")
+        #expect(
+            (refused.stdout + refused.stderr).contains("cannot append to"),
+            "\(refused.stdout)\(refused.stderr)"
+        )
+    }
+}

@@ -120,7 +120,8 @@ struct PolicyCommandTests {
         let trusted = directory.appending(path: "trusted").path
         try (publicLine + (try String(contentsOfFile: b + ".pub", encoding: .utf8)))
             .write(toFile: trusted, atomically: true, encoding: .utf8)
-        let verified = try await CLI.run(["policy", "verify", bundle, "--trusted-keys", trusted])
+        // Two keys in the file, one signed: --threshold 1 (the default is every key of the file).
+        let verified = try await CLI.run(["policy", "verify", bundle, "--trusted-keys", trusted, "--threshold", "1"])
         #expect(verified.status == 0, "\(verified.stderr)")
         #expect(verified.stdout.hasPrefix("verified: version 7, expires 2099-12-31\n"))
         let twoNeeded = try await CLI.run(["policy", "verify", bundle, "--trusted-keys", trusted, "--threshold", "2"])
@@ -131,7 +132,7 @@ struct PolicyCommandTests {
         let unknown = try await CLI.run(["policy", "verify", bundle, "--trusted-keys", onlyB])
         #expect(unknown.stdout == "refused: unknown_key\n")
         let rollback = try await CLI.run([
-            "policy", "verify", bundle, "--trusted-keys", trusted, "--highest-version", "8",
+            "policy", "verify", bundle, "--trusted-keys", trusted, "--threshold", "1", "--highest-version", "8",
         ])
         #expect(rollback.stdout == "refused: rollback\n")
         for result in [signed, verified, twoNeeded, unknown, rollback] {
@@ -141,7 +142,7 @@ struct PolicyCommandTests {
         var padded = try #require(FileManager.default.contents(atPath: bundle))
         padded.append(Data(repeating: 0x20, count: 10 << 20))
         try padded.write(to: URL(fileURLWithPath: huge))
-        let tooLarge = try await CLI.run(["policy", "verify", huge, "--trusted-keys", trusted])
+        let tooLarge = try await CLI.run(["policy", "verify", huge, "--trusted-keys", trusted, "--threshold", "1"])
         #expect(tooLarge.stdout == "refused: too_large\n")
         let invalidPolicy = directory.appending(path: "invalid.json").path
         try #"{"format":"bulwark-policy/1"}"#.write(toFile: invalidPolicy, atomically: true, encoding: .utf8)
@@ -153,7 +154,7 @@ struct PolicyCommandTests {
         #expect(refusedSigning.stderr.contains("/hosts"))
         let written = directory.appending(path: "out.json").path
         let extracted = try await CLI.run([
-            "policy", "verify", bundle, "--trusted-keys", trusted, "--write-policy", written,
+            "policy", "verify", bundle, "--trusted-keys", trusted, "--threshold", "1", "--write-policy", written,
         ])
         #expect(extracted.status == 0)
         #expect(FileManager.default.contents(atPath: written) == FileManager.default.contents(atPath: Self.example))

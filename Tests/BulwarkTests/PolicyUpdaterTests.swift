@@ -97,17 +97,17 @@ struct PolicyUpdaterFixture {
         keys: [PolicySigningKey]? = nil,
         threshold: Int = 1,
         url: String? = nil,
-        fetchPorts: [Int]? = nil
+        fetchPorts: [Int]? = nil,
+        whenBundleExpires: PolicyUpdater.ExpiryBehavior = .keepLastVerified
     ) throws -> PolicyUpdater {
-        PolicyUpdater(
-            client: client,
-            configuration: .init(
-                url: url ?? self.bundleServer.url(host: Self.bundleHost),
-                trustedKeys: try PolicyTrustedKeys(keys: (keys ?? [self.a]).map(\.publicKey), threshold: threshold),
-                directory: self.directory,
-                fetch: try self.fetchConfiguration(ports: fetchPorts)
-            )
+        var configuration = PolicyUpdater.Configuration(
+            url: url ?? self.bundleServer.url(host: Self.bundleHost),
+            trustedKeys: try PolicyTrustedKeys(keys: (keys ?? [self.a]).map(\.publicKey), threshold: threshold),
+            directory: self.directory,
+            fetch: try self.fetchConfiguration(ports: fetchPorts)
         )
+        configuration.whenBundleExpires = whenBundleExpires
+        return PolicyUpdater(client: client, configuration: configuration)
     }
 
     /// A client whose built-in policy pins the API host to `chains`, resolving the API host on `ports`.
@@ -175,7 +175,11 @@ struct PolicyUpdaterTests {
         let good = try fixture.bundle(Self.policy, version: 5, by: [fixture.a, fixture.b])
         #expect(updater.install(good) == .applied(version: 5))
         let files = fixture.files()
-        #expect(files.keys.sorted() == [PolicyUpdaterStorage.bundleName, PolicyUpdaterStorage.stateName])
+        #expect(
+            files.keys.sorted() == [
+                PolicyUpdaterStorage.bundleName, PolicyUpdaterStorage.stateName, PolicyUpdaterStorage.lockName,
+            ]
+        )
         let generation = client.policies.current.generation
         let cases: [(String, [UInt8], PolicyBundleRefusal.Reason)] = [
             (
@@ -396,12 +400,12 @@ struct PolicyUpdaterTests {
         try await fixture.tearDown()
     }
 
-    @Test("an expired bundle in force falls back to the built-in policy, at start and while running")
+    @Test("with fallBackToBuiltIn, an expired bundle in force falls back to the built-in policy, at start and running")
     func freezeFallsBack() async throws {
         let fixture = try await PolicyUpdaterFixture.make()
         let monitor = RecordingEventMonitor()
         let client = try PolicyUpdaterFixture.client(pinning: [], monitor: monitor)
-        let updater = try fixture.updater(for: client)
+        let updater = try fixture.updater(for: client, whenBundleExpires: .fallBackToBuiltIn)
         updater.start()
         #expect(
             updater.install(try fixture.bundle(Self.policy, version: 4, expires: PolicyUpdaterFixture.day(2)))
@@ -427,7 +431,7 @@ struct PolicyUpdaterTests {
         await updater.shutdown()
 
         // At the next start, still expired: the built-in policy, and version 4 still counts against rollback.
-        let restarted = try fixture.updater(for: client)
+        let restarted = try fixture.updater(for: client, whenBundleExpires: .fallBackToBuiltIn)
         restarted.fixedNow.withLockedValue { $0 = Date().addingTimeInterval(5 * 86_400) }
         guard case .fellBack(let again) = restarted.start() else {
             Issue.record("expected a fallback at start")
@@ -478,7 +482,15 @@ struct PolicyUpdaterTests {
         let byNewKeys = try fixture.bundle(Self.policy, version: 2, by: [fixture.b, fixture.c], trustedKeys: next)
         #expect(self.reason(updater.install(byNewKeys)) == .unknownKey)
         #expect(updater.status.trustedKeys.keys == [fixture.a.publicKey])
-        let rotation = try fixture.bundle(Self.policy, version: 2, by: [fixture.a], trustedKeys: next)
+        // Signed by the current key alone, the new keys never proved they hold their private keys.
+        let unproven = try fixture.bundle(Self.policy, version: 2, by: [fixture.a], trustedKeys: next)
+        #expect(self.reason(updater.install(unproven)) == .rotationNotProven)
+        let rotation = try fixture.bundle(
+            Self.policy,
+            version: 2,
+            by: [fixture.a, fixture.b, fixture.c],
+            trustedKeys: next
+        )
         #expect(updater.install(rotation) == .applied(version: 2))
         #expect(updater.status.trustedKeys == next)
         await updater.shutdown()

@@ -1,6 +1,7 @@
 import BulwarkPolicy
 import NIOCore
 import NIOPosix
+import X509
 
 /// Whether the trust policy refuses interception on the path through a proxy: the check `bulwark audit` runs, a
 /// security team's one-line test with an intercepting proxy (Charles, mitmproxy, a TLS inspection box).
@@ -20,8 +21,10 @@ import NIOPosix
 /// ```
 ///
 /// Two chains come from the same origin when their leaf certificates, or their leaf keys, are the same, or when both
-/// leaves were issued under the same issuing key (the same issuer name and the same key in the chains' second
-/// certificate): a server that rotates its certificate between the two handshakes is not taken for an interceptor.
+/// leaves were signed by the same issuing key: a server that rotates its certificate between the two handshakes is
+/// not taken for an interceptor. The issuing key is the one that signed the leaf, taken from the verified chain (or,
+/// for a refused chain, the presented certificate whose key verifies the leaf's signature), never merely the second
+/// certificate presented: an interceptor can present the origin's real intermediate beside its own.
 public struct InterceptionCheck: Sendable, CustomStringConvertible {
     /// What one handshake showed.
     public struct Observation: Sendable {
@@ -34,13 +37,45 @@ public struct InterceptionCheck: Sendable, CustomStringConvertible {
         /// Whether the policy trusted the chain.
         public var isTrusted: Bool { self.error == nil }
 
-        /// Whether the policy refused the presented chain (as opposed to no handshake at all).
-        public var isRefused: Bool { self.error?.trustRefusal != nil }
+        /// The `sha256/` pin of the key that signed the presented leaf: the issuer's in the verified chain when the
+        /// policy trusted it, else the key of a presented certificate, named as the leaf's issuer, that verifies the
+        /// leaf's signature; nil when neither is known.
+        public var leafIssuerKey: Pin?
 
-        /// An observation of a handshake: the chain presented, and the error when the connection was not trusted.
-        public init(presentedChain: [CertificateSummary], error: BulwarkError?) {
+        /// Whether the policy refused the presented chain (as opposed to no handshake at all).
+        public var isRefused: Bool { self.error?.code == .trustRefused }
+
+        /// An observation of a handshake: the chain presented, the key that signed its leaf when known, and the error
+        /// when the connection was not trusted. Without `leafIssuerKey`, only the leaf itself tells two chains apart.
+        public init(presentedChain: [CertificateSummary], error: BulwarkError?, leafIssuerKey: Pin? = nil) {
             self.presentedChain = presentedChain
             self.error = error
+            self.leafIssuerKey = leafIssuerKey
+        }
+
+        /// An observation of the certificates themselves: the key that signed the leaf is taken from `verifiedChain`
+        /// (the policy's verified path, nil when it refused the chain), or found by checking the leaf's signature.
+        public init(presentedCertificates: [Certificate], verifiedChain: [Certificate]?, error: BulwarkError?) {
+            self.init(
+                presentedChain: presentedCertificates.map(CertificateSummary.init),
+                error: error,
+                leafIssuerKey: Self.leafIssuerKey(presented: presentedCertificates, verified: verifiedChain)
+            )
+        }
+
+        static func leafIssuerKey(presented: [Certificate], verified: [Certificate]?) -> Pin? {
+            // The verified chain's second certificate only when its key signed the leaf: a policy that verifies
+            // nothing (`disabled`) "verifies" whatever was presented.
+            if let verified, verified.count > 1, let leaf = verified.first,
+                verified[1].publicKey.isValidSignature(leaf.signature, for: leaf)
+            {
+                return Pin.publicKey(of: verified[1])
+            }
+            guard let leaf = presented.first else { return nil }
+            let signer = presented.dropFirst().first {
+                $0.subject == leaf.issuer && $0.publicKey.isValidSignature(leaf.signature, for: leaf)
+            }
+            return signer.map { Pin.publicKey(of: $0) }
         }
     }
 
@@ -92,26 +127,29 @@ public struct InterceptionCheck: Sendable, CustomStringConvertible {
 
     /// The verdict for two observations: a pure function of the presented chains and the policy's answers.
     static func verdict(throughProxy: Observation, direct: Observation) -> Verdict {
-        guard !throughProxy.presentedChain.isEmpty else { return .proxyFailed }
+        // A refused proxy certificate (an HTTPS proxy's own) is the proxy failing, never a refused interception.
+        guard !throughProxy.presentedChain.isEmpty, throughProxy.error?.code != .proxyUntrusted else {
+            return .proxyFailed
+        }
         guard !direct.presentedChain.isEmpty else {
             return throughProxy.isTrusted ? .undetermined : .refusedThroughProxy
         }
-        if Self.sameOrigin(throughProxy.presentedChain, direct.presentedChain) {
+        if Self.sameOrigin(throughProxy, direct) {
             return throughProxy.isTrusted ? .tunnelled : .originRefused
         }
         return throughProxy.isTrusted ? .interceptionAccepted : .interceptionRefused
     }
 
-    /// Whether two presented chains come from the same server: the same leaf certificate or leaf key, or leaves
-    /// issued by the same issuer under the same issuing key.
-    static func sameOrigin(_ one: [CertificateSummary], _ other: [CertificateSummary]) -> Bool {
-        guard let leaf = one.first, let otherLeaf = other.first else { return false }
+    /// Whether two observed chains come from the same server: the same leaf certificate or leaf key, or leaves of
+    /// the same issuer name signed by the same issuing key (``Observation/leafIssuerKey``, known from a verified chain
+    /// or a checked signature, never from which certificate happened to be presented second).
+    static func sameOrigin(_ one: Observation, _ other: Observation) -> Bool {
+        guard let leaf = one.presentedChain.first, let otherLeaf = other.presentedChain.first else { return false }
         if leaf.certificatePin == otherLeaf.certificatePin || leaf.publicKeyPin == otherLeaf.publicKeyPin {
             return true
         }
-        guard one.count > 1, other.count > 1 else { return false }
-        return leaf.issuer == otherLeaf.issuer && one[1].subject == leaf.issuer
-            && one[1].publicKeyPin == other[1].publicKeyPin
+        guard let key = one.leafIssuerKey, let otherKey = other.leafIssuerKey else { return false }
+        return leaf.issuer == otherLeaf.issuer && key == otherKey
     }
 
     /// Runs the check: a TLS handshake with `host`:`port` through the proxy `configuration` chooses for it (its
@@ -142,6 +180,7 @@ public struct InterceptionCheck: Sendable, CustomStringConvertible {
         } catch {
             throw BulwarkError(.invalidURL, host: host, detail: String(describing: error))
         }
+        try TLSStream.checkPort(port, host: canonical)
         guard let proxy = try stream.proxy(forHost: canonical, port: port) else {
             throw BulwarkError.invalidConfiguration(
                 "no proxy applies to \(HandshakeFailure.authority(host: canonical, port: port)): the configuration "
@@ -171,11 +210,19 @@ public struct InterceptionCheck: Sendable, CustomStringConvertible {
             )
             try? await stream.close()
             return Observation(
-                presentedChain: stream.serverTrust.presentedChain.map(CertificateSummary.init),
+                presentedCertificates: stream.serverTrust.presentedChain,
+                verifiedChain: stream.serverTrust.trustedChain?.certificates,
                 error: nil
             )
         } catch let error as BulwarkError {
-            return Observation(presentedChain: error.trustRefusal?.presentedChain ?? [], error: error)
+            // Only the origin's refusal carries the chain presented for the origin; a proxy's is the proxy's own.
+            guard error.code == .trustRefused, let refusal = error.trustRefusal else {
+                return Observation(presentedChain: [], error: error)
+            }
+            if let certificates = refusal.presentedCertificates {
+                return Observation(presentedCertificates: certificates, verifiedChain: nil, error: error)
+            }
+            return Observation(presentedChain: refusal.presentedChain, error: error)
         } catch {
             return Observation(
                 presentedChain: [],

@@ -23,16 +23,14 @@ import Darwin
 /// connection is never retried, and no request byte is written before the handshake completed.
 struct Connector: Sendable {
     var settings: ConnectionSettings
-    let sslContext: NIOSSLContext
     let eventLoopGroup: any EventLoopGroup
     let reporter: PinFailureReporter?
     /// Trusted decisions reused across this client's handshakes; nil when the configuration turns it off.
     var decisionCache: TrustDecisionCache?
     /// The certificates this client's servers presented, parsed (decoding only; see ``CertificateParseCache``).
     let parsedCertificates = CertificateParseCache()
-    /// The TLS contexts of connections that offer a client certificate, by identity and host (see
-    /// ``sslContext(for:host:)``).
-    let identityContexts = IdentityContexts()
+    /// The TLS contexts of handshakes, each lent to one handshake at a time (see ``HandshakeContexts``).
+    let handshakeContexts = HandshakeContexts()
     /// The proxies that asked for credentials (see ``openTunnel(through:host:port:on:deadline:)``).
     let proxyAuthentication = ProxyAuthenticationMemory()
     /// The TLS context of connections to HTTPS proxies (see ``proxyTLS(for:trust:)``).
@@ -54,10 +52,18 @@ struct Connector: Sendable {
         self.decisionCache = settings.trustDecisionCache.map { TrustDecisionCache(options: $0) }
         try Self.validate(settings.tls, host: nil)
         if let error = settings.resolveOverrides.validationError { throw error }
-        var tls = Self.tlsConfiguration(settings.tls)
-        // Connections offering no client certificate: a server asking for one is reported, and gets none.
-        tls.sslContextCallback = Self.withholdingCallback(monitor: settings.eventMonitor)
-        self.sslContext = try NIOSSLContext(configuration: tls)
+        // The first context of connections offering no client certificate (a server asking for one is reported, and
+        // gets none), made here so that options the TLS library refuses are refused when the client is made.
+        let signal = CertificateRequestSignal()
+        let context = try Self.handshakeContext(settings: settings, host: nil, identity: nil, signal: signal)
+        self.handshakeContexts.giveBack(
+            HandshakeContexts.Lent(
+                kind: .withoutCertificate,
+                context: context,
+                certificateRequest: signal,
+                generation: 0
+            )
+        )
     }
 
     /// A connector for the connection settings of `configuration`.
@@ -152,19 +158,15 @@ struct Connector: Sendable {
             monitor: self.settings.eventMonitor,
             reporter: self.reporter,
             cache: self.decisionCache,
-            parsedCertificates: self.parsedCertificates
+            parsedCertificates: self.parsedCertificates,
+            proxy: proxy
         )
         let handshakePromise = eventLoop.makePromise(of: (Configured, String?).self)
         let serverName = HostName.isIPAddress(host) ? nil : host
-        let sslContext: NIOSSLContext
+        // Lent to this handshake alone: its certificate callback tells whether this server asked for a certificate.
+        let lent: HandshakeContexts.Lent
         do {
-            if let identity {
-                sslContext = try self.sslContext(for: identity, host: host)
-            } else if serverName == nil {
-                sslContext = try self.withholdingContext(address: host)
-            } else {
-                sslContext = self.sslContext
-            }
+            lent = try self.lendContext(host: host, sendsServerName: serverName != nil, identity: identity)
         } catch {
             return eventLoop.makeFailedFuture(error)
         }
@@ -172,7 +174,7 @@ struct Connector: Sendable {
         let connectLimit = Self.limit(self.settings.timeouts.connect, by: deadline)
         let installTLS: @Sendable (any Channel) throws -> Void = { channel in
             let tlsHandler = try NIOSSLClientHandler(
-                context: sslContext,
+                context: lent.context,
                 serverHostname: serverName,
                 // Weakly: NIOSSL keeps this callback for the connection's whole life, and the verification (its
                 // decision, its locks, about 380 bytes) is needed only until the handshake ends; the handshake's
@@ -182,7 +184,8 @@ struct Connector: Sendable {
                     verification.verify(certificates, promise: promise)
                 }
             )
-            try channel.pipeline.syncOperations.addHandler(tlsHandler)
+            // Named: through an HTTPS proxy the channel holds the proxy's TLS handler too, before this one.
+            try channel.pipeline.syncOperations.addHandler(tlsHandler, name: Self.originTLSHandlerName)
             let observer = HandshakeObserver(
                 onCompleted: { negotiated in
                     do {
@@ -222,6 +225,7 @@ struct Connector: Sendable {
         // each way, on every new connection.
         let handshakeTimeout = self.settings.timeouts.tlsHandshake
         let minimumVersion = self.settings.tls.minimumVersion
+        let contexts = self.handshakeContexts
         return
             channel
             .flatMapError { error -> EventLoopFuture<any Channel> in
@@ -245,8 +249,10 @@ struct Connector: Sendable {
                         let info = ServerTrustInfo(
                             presentedChain: verification.presentedChain,
                             trustedChain: verification.decision?.trustedChain,
-                            applicationProtocol: negotiated ?? "http/1.1"
+                            applicationProtocol: negotiated ?? "http/1.1",
+                            certificateRequested: lent.certificateRequest.wasSeen
                         )
+                        contexts.giveBack(lent)
                         return (channel, configured, info)
                     }
                     .flatMapError { error -> EventLoopFuture<(any Channel, Configured, ServerTrustInfo)> in
@@ -475,6 +481,9 @@ struct Connector: Sendable {
     /// slower machine of those days, but on 2026-11-27's faster one, in alternating runs of the same server, they were
     /// slower (1,318 against 1,444–1,460 MB/s), cost more client CPU (222–241 against 196–201 µs per MiB) and held
     /// 5 MiB more during a download (growth 6.3 against 1.2 MiB). Small responses never grow the reads.
+    /// The name of the origin's TLS handler in a connection's pipeline (the proxy's, on an HTTPS proxy, has none).
+    static let originTLSHandlerName = "bulwark.origin-tls"
+
     static let receiveAllocator = AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 2048, maximum: 64 * 1024)
 
     /// Connects to an IP address literal (an IP host, or a `resolveOverrides` address) directly, and to a name

@@ -13,6 +13,8 @@ public struct ServerTrustInfo: Sendable {
     public var trustedChain: TrustedChain?
     /// The negotiated application protocol (`h2`, `http/1.1`).
     public var applicationProtocol: String
+    /// Whether the server sent a CertificateRequest during the handshake (asked for a client certificate).
+    var certificateRequested = false
 }
 
 /// An HTTP/1.1 connection: one exchange at a time over a channel whose last handler is an `HTTPExchangeHandler`.

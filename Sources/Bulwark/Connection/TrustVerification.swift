@@ -21,6 +21,8 @@ final class TrustVerification: Sendable {
     private let state = NIOLockedValueBox<(decision: TrustDecision?, presented: [Certificate])>((nil, []))
     /// What the certificate parser said about certificates it could not parse, verbatim (for `debugDescription`).
     private let parseFailureTexts = NIOLockedValueBox<[String]>([])
+    /// The proxy the connection goes through: revocation fetches of the evaluation go through it too.
+    let proxy: ProxyRoute?
 
     init(
         manager: ServerTrustManager,
@@ -29,8 +31,10 @@ final class TrustVerification: Sendable {
         monitor: any EventMonitor,
         reporter: PinFailureReporter?,
         cache: TrustDecisionCache? = nil,
-        parsedCertificates: CertificateParseCache
+        parsedCertificates: CertificateParseCache,
+        proxy: ProxyRoute? = nil
     ) {
+        self.proxy = proxy
         self.manager = manager
         self.host = host
         self.port = port
@@ -117,7 +121,9 @@ final class TrustVerification: Sendable {
         // The manager, host and cache are read through `self`: capturing copies of them (the manager is a struct
         // of half a dozen references) retained and released each of them once more per handshake.
         let evaluation: @Sendable () async -> Void = {
-            var decision = await self.manager.evaluate(presented, forHost: self.host)
+            var decision = await RevocationFetchRoute.$proxy.withValue(self.proxy) {
+                await self.manager.evaluate(presented, forHost: self.host)
+            }
             // A refused chain whose intermediate could not be parsed: say why, or the refusal only says that no
             // path was found.
             if case .refused(var refusal) = decision, !skipped.isEmpty {

@@ -405,7 +405,10 @@ extension RequestExecutor {
             (exchange, responseHead, content) = try await pending.answer.value()
         }
         var body = BulwarkResponse.Body(content, host: host)
-        if target.isTLS && ClientCertificateRefusalPage.mayBe(responseHead, method: request.method) {
+        // nginx's page is a refusal only from a server that asked for a certificate on this connection.
+        if target.isTLS && exchange.lease.connection.trust.certificateRequested
+            && ClientCertificateRefusalPage.mayBe(responseHead, method: request.method)
+        {
             body = try await Self.refusalChecked(body, target: target, identity: identity)
         }
         return Self.response(url: request.url, head: responseHead, exchange: exchange, target: target, body: body)
@@ -534,9 +537,11 @@ extension RequestExecutor {
         }
     }
 
-    /// The TLS version a connection negotiated, as tracing attributes name it (`1.2`, `1.3`); on its event loop.
+    /// The TLS version a connection negotiated with the origin, as tracing attributes name it (`1.2`, `1.3`); on its
+    /// event loop. Through an HTTPS proxy the pipeline holds the proxy's TLS handler first: the origin's is named.
     private static func tlsVersion(of channel: any Channel) -> String? {
-        switch try? channel.pipeline.syncOperations.nioSSL_tlsVersion() {
+        let context = try? channel.pipeline.syncOperations.context(name: Connector.originTLSHandlerName)
+        switch (context?.handler as? NIOSSLHandler)?.tlsVersion {
         case .tlsv13: return "1.3"
         case .tlsv12: return "1.2"
         case .tlsv11: return "1.1"

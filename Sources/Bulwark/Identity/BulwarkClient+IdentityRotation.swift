@@ -88,7 +88,7 @@ extension BulwarkClient {
         let drained = self.pool.retire { key in
             key.scheme == "https" && identities.identity(forHost: key.host)?.identity != key.identity
         }
-        self.connector?.identityContexts.forget(except: identities.identities)
+        self.connector?.handshakeContexts.forget(except: identities.identities)
         return drained
     }
 }

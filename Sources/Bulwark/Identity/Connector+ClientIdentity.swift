@@ -3,121 +3,183 @@ import NIOConcurrencyHelpers
 import NIOCore
 import NIOSSL
 
+/// Whether the server sent a CertificateRequest during one handshake: set by the certificate callback of the TLS
+/// context lent to that handshake (see ``Connector/HandshakeContexts``), read once the handshake has completed.
+final class CertificateRequestSignal: Sendable {
+    private let seen = NIOLockedValueBox(false)
+
+    init() {}
+
+    /// Whether the server asked for a client certificate.
+    var wasSeen: Bool { self.seen.withLockedValue { $0 } }
+
+    func record() { self.seen.withLockedValue { $0 = true } }
+
+    func reset() { self.seen.withLockedValue { $0 = false } }
+}
+
 extension Connector {
-    /// The TLS contexts that offer a client certificate, one per identity and host, made on first use.
+    /// The TLS contexts of this client's handshakes, each lent to one handshake at a time.
     ///
-    /// A context holds the identity's chain and key (BoringSSL takes a reference to the key object, it does not copy
-    /// the key) and a certificate callback that BoringSSL calls only when the server sends a CertificateRequest: that
-    /// callback reports the `client_certificate_sent` event, for the host the context was made for (an IP-address
-    /// host has no SNI name to tell it by). At most ``capacity`` contexts are kept; beyond that each connection makes
-    /// its own.
-    final class IdentityContexts: Sendable {
-        struct Key: Hashable {
-            var identity: ClientIdentity
-            var host: String
+    /// A context's certificate callback is the only place that learns that a server sent a CertificateRequest
+    /// (BoringSSL calls it then, and only then), and NIOSSL does not tell it which connection asked: so a context is
+    /// lent to one handshake at a time, and its callback sets that handshake's ``CertificateRequestSignal``. nginx's
+    /// page refusing a client certificate is read as that refusal only from a connection whose server asked (issue 39).
+    ///
+    /// A context goes back when its handshake has completed: its callback cannot fire again for that connection
+    /// (NIOSSL's clients refuse renegotiation, and BoringSSL's clients do no post-handshake authentication). The
+    /// context of a failed handshake is not lent again. Contexts are kept by kind: without a client certificate
+    /// (named hosts), per identity and host (the context holds the identity's chain and key; BoringSSL takes a
+    /// reference to the key object, it does not copy the key), and per IP-address host without a certificate (such a
+    /// connection sends no SNI name, so its callback is the only place that knows the host for the withheld event).
+    /// At most ``idlePerKind`` idle contexts of a kind and ``capacity`` kinds are kept: beyond that, a context is made
+    /// for the handshake and dropped after it. So a client making one connection at a time uses one context of a kind,
+    /// and one making 32 at once, at most 32.
+    final class HandshakeContexts: Sendable {
+        enum Kind: Hashable, Sendable {
+            case withoutCertificate
+            case identity(ClientIdentity, host: String)
+            case address(String)
+        }
+
+        /// A context lent to one handshake, with the signal its certificate callback sets.
+        struct Lent: Sendable {
+            let kind: Kind
+            let context: NIOSSLContext
+            let certificateRequest: CertificateRequestSignal
+            let generation: Int
         }
 
         static let capacity = 256
-        private let contexts = NIOLockedValueBox<[Key: NIOSSLContext]>([:])
-        /// The contexts without a client certificate for IP-address hosts, by address: such a connection sends no
-        /// SNI name, so its context's callback is the only place that knows the host for the withheld event.
-        private let addressContexts = NIOLockedValueBox<[String: NIOSSLContext]>([:])
+        static let idlePerKind = 32
+
+        private struct State {
+            var idle: [Kind: [Lent]] = [:]
+            /// Counts ``forget(except:)`` calls: a context lent before the last one is not taken back, so a handshake
+            /// that was under way then cannot bring a forgotten identity's key back.
+            var generation = 0
+        }
+
+        private let state = NIOLockedValueBox(State())
 
         init() {}
+
+        /// An idle context of `kind`, or a new one from `make`, given the signal its callback must set.
+        func lend(_ kind: Kind, make: (CertificateRequestSignal) throws -> NIOSSLContext) rethrows -> Lent {
+            let (idle, generation) = self.state.withLockedValue { ($0.idle[kind]?.popLast(), $0.generation) }
+            if let idle { return idle }
+            let signal = CertificateRequestSignal()
+            return Lent(kind: kind, context: try make(signal), certificateRequest: signal, generation: generation)
+        }
+
+        /// Takes back a context whose handshake has completed, to lend it again.
+        func giveBack(_ lent: Lent) {
+            lent.certificateRequest.reset()
+            self.state.withLockedValue { state in
+                guard lent.generation == state.generation else { return }
+                guard state.idle[lent.kind] != nil || state.idle.count < Self.capacity else { return }
+                var contexts = state.idle[lent.kind] ?? []
+                guard contexts.count < Self.idlePerKind else { return }
+                contexts.append(lent)
+                state.idle[lent.kind] = contexts
+            }
+        }
 
         /// Forgets the contexts of identities not in `current`: connections still open keep theirs, and the key
         /// object is freed (and zeroized by BoringSSL's allocator) when the last of them is gone.
         func forget(except current: Set<ClientIdentity>) {
-            self.contexts.withLockedValue { contexts in
-                contexts = contexts.filter { current.contains($0.key.identity) }
+            self.state.withLockedValue { state in
+                state.generation += 1
+                state.idle = state.idle.filter { kind, _ in
+                    guard case .identity(let identity, _) = kind else { return true }
+                    return current.contains(identity)
+                }
+                // What stays is lent again under the new generation.
+                for (kind, contexts) in state.idle {
+                    state.idle[kind] = contexts.map {
+                        Lent(
+                            kind: $0.kind,
+                            context: $0.context,
+                            certificateRequest: $0.certificateRequest,
+                            generation: state.generation
+                        )
+                    }
+                }
             }
         }
 
-        /// The number of contexts kept.
-        var count: Int { self.contexts.withLockedValue { $0.count } }
-
-        func withholdingContext(address: String, make: () throws -> NIOSSLContext) throws -> NIOSSLContext {
-            if let context = self.addressContexts.withLockedValue({ $0[address] }) { return context }
-            let context = try make()
-            return self.addressContexts.withLockedValue { contexts in
-                if let existing = contexts[address] { return existing }
-                if contexts.count < Self.capacity { contexts[address] = context }
-                return context
-            }
-        }
-
-        func context(for key: Key, make: () throws -> NIOSSLContext) throws -> NIOSSLContext {
-            if let context = self.contexts.withLockedValue({ $0[key] }) { return context }
-            let context = try make()
-            return self.contexts.withLockedValue { contexts in
-                if let existing = contexts[key] { return existing }
-                if contexts.count < Self.capacity { contexts[key] = context }
-                return context
+        /// The number of identity and host pairs with an idle context.
+        var identityCount: Int {
+            self.state.withLockedValue { state in
+                state.idle.keys.count { if case .identity = $0 { true } else { false } }
             }
         }
     }
 
-    /// The TLS context for connections to `host` that offer `identity`: the client's TLS options, the identity's
-    /// chain and key, and the callback that reports the certificate when a server asks for it.
+    /// The TLS context of handshakes with `host` (nil: any named host, told by its SNI name): `settings`' TLS
+    /// options, `identity`'s chain and key when one is offered, and a certificate callback (called by BoringSSL only
+    /// when the server sends a CertificateRequest) that sets `signal` and reports the certificate as sent, or as
+    /// withheld.
+    ///
+    /// - Throws: NIOSSL's error when it refuses the options or the identity.
+    static func handshakeContext(
+        settings: ConnectionSettings,
+        host: String?,
+        identity: ClientIdentity?,
+        signal: CertificateRequestSignal
+    ) throws -> NIOSSLContext {
+        let monitor = settings.eventMonitor
+        var tls = Self.tlsConfiguration(settings.tls)
+        if let identity {
+            tls.certificateChain = identity.material.chain.map { .certificate($0) }
+            tls.privateKey = .privateKey(identity.material.privateKey)
+            // The chain and key are already in the context, so nothing changes.
+            tls.sslContextCallback = { values, promise in
+                signal.record()
+                monitor.record(Self.clientCertificateSentEvent(identity, host: host ?? values.serverHostname ?? ""))
+                promise.succeed(.noChanges)
+            }
+        } else {
+            let withholding = Self.withholdingCallback(monitor: monitor, address: host)
+            tls.sslContextCallback = { values, promise in
+                signal.record()
+                withholding(values, promise)
+            }
+        }
+        return try NIOSSLContext(configuration: tls)
+    }
+
+    /// A context lent to one handshake with `host`, offering `identity` if the server asks for a certificate.
     ///
     /// - Throws: ``BulwarkError`` with ``BulwarkError/Code/invalidConfiguration`` when the TLS library refuses the
-    ///   identity (checked when it was loaded, so not expected).
-    func sslContext(for identity: ClientIdentity, host: String) throws -> NIOSSLContext {
-        let key = IdentityContexts.Key(identity: identity, host: host)
-        let options = self.settings.tls
-        let monitor = self.settings.eventMonitor
+    ///   identity or the options (both checked earlier, so not expected).
+    func lendContext(host: String, sendsServerName: Bool, identity: ClientIdentity?) throws -> HandshakeContexts.Lent {
+        let kind: HandshakeContexts.Kind =
+            if let identity { .identity(identity, host: host) } else if sendsServerName {
+                .withoutCertificate
+            } else { .address(host) }
+        let settings = self.settings
         do {
-            return try self.identityContexts.context(for: key) {
-                var tls = Self.tlsConfiguration(options)
-                tls.certificateChain = identity.material.chain.map { .certificate($0) }
-                tls.privateKey = .privateKey(identity.material.privateKey)
-                // Called by BoringSSL only when the server sent a CertificateRequest; the chain and key are already
-                // in the context, so nothing changes.
-                tls.sslContextCallback = { _, promise in
-                    monitor.record(Self.clientCertificateSentEvent(identity, host: host))
-                    promise.succeed(.noChanges)
-                }
-                return try NIOSSLContext(configuration: tls)
+            return try self.handshakeContexts.lend(kind) { signal in
+                let named: String? = identity != nil || !sendsServerName ? host : nil
+                return try Self.handshakeContext(settings: settings, host: named, identity: identity, signal: signal)
             }
         } catch {
+            let what = identity.map { "clientIdentities: the TLS library refused the identity \"\($0.subject)\"" }
             throw BulwarkError.invalidConfiguration(
-                "clientIdentities: the TLS library refused the identity \"\(identity.subject)\"",
+                what ?? "the TLS library refused the TLS options for \(host)",
                 underlying: String(reflecting: error)
             )
         }
     }
 
-    /// The certificate callback of the context without a client certificate: BoringSSL calls it only when a server
-    /// sends a CertificateRequest; it reports `client_certificate_withheld` and changes nothing, so the handshake goes
-    /// on without a certificate and the server decides. The host is `address` for an IP-address host's own context
-    /// (see ``withholdingContext(address:)``), otherwise the SNI name.
+    /// The certificate callback of a context without a client certificate: it reports `client_certificate_withheld`
+    /// and changes nothing, so the handshake goes on without a certificate and the server decides. The host is
+    /// `address` for an IP-address host's own context, otherwise the SNI name.
     static func withholdingCallback(monitor: any EventMonitor, address: String? = nil) -> NIOSSLContextCallback {
         { values, promise in
             monitor.record(Self.clientCertificateWithheldEvent(host: address ?? values.serverHostname))
             promise.succeed(.noChanges)
-        }
-    }
-
-    /// The TLS context for connections to the IP-address host `address` that offer no client certificate: the
-    /// client's TLS options, with a callback that names the address when a server asks for a certificate (a
-    /// connection to an address sends no SNI name to name it by).
-    ///
-    /// - Throws: ``BulwarkError`` with ``BulwarkError/Code/invalidConfiguration`` when the TLS library refuses the
-    ///   options (checked when the client was made, so not expected).
-    func withholdingContext(address: String) throws -> NIOSSLContext {
-        let options = self.settings.tls
-        let monitor = self.settings.eventMonitor
-        do {
-            return try self.identityContexts.withholdingContext(address: address) {
-                var tls = Self.tlsConfiguration(options)
-                tls.sslContextCallback = Self.withholdingCallback(monitor: monitor, address: address)
-                return try NIOSSLContext(configuration: tls)
-            }
-        } catch {
-            throw BulwarkError.invalidConfiguration(
-                "the TLS library refused the TLS options for \(address)",
-                underlying: String(reflecting: error)
-            )
         }
     }
 

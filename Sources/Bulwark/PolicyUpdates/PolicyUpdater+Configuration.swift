@@ -1,4 +1,5 @@
 import BulwarkPolicy
+import Foundation
 import NIOCore
 
 extension PolicyUpdater {
@@ -29,6 +30,13 @@ extension PolicyUpdater {
         /// > client that takes the bundle. The `policy_updated` event of such a bundle says so, and each use of an
         /// > insecure option emits its own event as usual.
         public var allowsInsecurePolicies: Bool = false
+        /// What happens when the bundle in force expires and no newer one could be had: by default
+        /// (``ExpiryBehavior/keepLastVerified``) its policy stays in force, with a `policy_stale` event each time
+        /// expiry is checked.
+        public var whenBundleExpires: ExpiryBehavior = .keepLastVerified
+        /// The channel (audience) this updater takes bundles for, such as `production`; nil takes any. A bundle
+        /// naming another channel, or none, is refused with `wrong_channel`.
+        public var channel: String?
 
         /// An updater's configuration.
         ///
@@ -46,12 +54,34 @@ extension PolicyUpdater {
         }
     }
 
+    /// What a ``PolicyUpdater`` does when the bundle in force expires and no newer bundle could be had.
+    public struct ExpiryBehavior: Hashable, Sendable, CustomStringConvertible {
+        private let name: String
+        private init(_ name: String) { self.name = name }
+
+        /// The last verified policy stays in force past its bundle's expiry, with a `policy_stale` warning (how
+        /// long ago it expired) at each check: an attacker who withholds new bundles cannot undo a tightening.
+        public static let keepLastVerified = ExpiryBehavior("keepLastVerified")
+        /// The client's built-in policy applies again when the bundle in force expires (`policy_fallback:expired`).
+        ///
+        /// > Warning: An attacker who blocks the bundle URL until the bundle in force expires then undoes every
+        /// > tightening it made (new pins, a narrower allowlist, revocation): use it only when the built-in policy
+        /// > is at least as strict as every bundle.
+        public static let fallBackToBuiltIn = ExpiryBehavior("fallBackToBuiltIn")
+
+        /// The name.
+        public var description: String { self.name }
+    }
+
     /// What one ``PolicyUpdater/start()``, ``PolicyUpdater/update()`` or ``PolicyUpdater/install(_:)`` led to.
     public enum Outcome: Sendable, Hashable {
         /// The bundle of this version is in force now: a newer one was applied, or the stored one at start.
         case applied(version: UInt64)
         /// The bundle is the one in force already; nothing changed.
         case unchanged(version: UInt64)
+        /// The bundle in force has expired and stays in force (``ExpiryBehavior/keepLastVerified``), with a
+        /// `policy_stale` event: its version, and how many seconds ago it expired.
+        case stale(version: UInt64, expiredFor: TimeInterval)
         /// No bundle is stored (at start): the client's built-in policy applies.
         case builtIn
         /// The bundle was refused, with an event; nothing changed.

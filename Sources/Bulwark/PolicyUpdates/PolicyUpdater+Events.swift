@@ -1,4 +1,5 @@
 import BulwarkPolicy
+import Foundation
 
 extension PolicyUpdater {
     /// `policy_updated`: the version, expiry and signers' public keys (never a private key), and the connections
@@ -46,6 +47,20 @@ extension PolicyUpdater {
             reason: refusal.reason.code,
             message: "\(refusal); the policy in force is unchanged",
             details: [.reason: .text(refusal.reason.code)]
+        )
+    }
+
+    /// `policy_stale`: the bundle in force expired `expiredFor` seconds ago and stays in force.
+    static func staleEvent(_ inForce: PolicyBundleVerifier.Verified, expiredFor: TimeInterval) -> SecurityEvent {
+        let bundle = inForce.bundle
+        let hours = Int(expiredFor / 3_600)
+        let ago = hours >= 48 ? "\(hours / 24) days" : hours >= 1 ? "\(hours) hours" : "\(Int(expiredFor) / 60) minutes"
+        return SecurityEvent(
+            kind: .policyStale,
+            message: "policy bundle version \(bundle.version) expired at the end of \(bundle.expires), \(ago) ago "
+                + "(\(Int(expiredFor)) s), and no newer bundle could be had; its policy stays in force (the bundle "
+                + "server may be unreachable or blocked)",
+            details: [.version: .number(Int(bundle.version)), .expires: .text(bundle.expires)]
         )
     }
 

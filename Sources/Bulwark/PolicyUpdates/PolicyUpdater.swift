@@ -25,11 +25,13 @@ import NIOPosix
 /// - **Verification**: ``/BulwarkPolicy/PolicyBundleVerifier`` with the trusted keys and threshold; a bundle that
 ///   carries a new trusted-key set (signed by the current threshold) replaces the keys, and the replacement is
 ///   stored.
-/// - **No rollback**: the highest version accepted is stored; an older bundle is refused (`rollback`), also after a
-///   restart.
-/// - **No freeze**: an expired bundle is refused (`expired`); when the bundle in force expires (checked at
-///   ``start()`` and at every ``update()``), the client's built-in policy applies again, with a `policy_fallback`
-///   event: a network attacker who withholds new bundles cannot keep an old policy in force past its expiry.
+/// - **No rollback**: the highest version accepted and the digest of its payload are stored; an older bundle is
+///   refused (`rollback`), and so is another payload at that version (`version_reused`), also after a restart and
+///   before ``start()`` (every entry point loads what is stored first).
+/// - **Freeze**: an expired bundle is refused (`expired`). When the bundle in force expires (checked at ``start()``,
+///   at every ``update()`` and ``checkExpiry()``), by default its policy stays in force with a `policy_stale` event
+///   (``ExpiryBehavior/keepLastVerified``): a network attacker who withholds new bundles cannot undo a tightening by
+///   waiting for the expiry. ``ExpiryBehavior/fallBackToBuiltIn`` applies the built-in policy instead.
 /// - **Atomic storage**: the bundle is stored (temporary file in the same directory, synced, renamed, directory
 ///   synced) before it is applied; a crash at any point leaves the previous bundle in force at the next start.
 /// - **Live application**: the policy applies to the client at once, without a restart (see
@@ -41,21 +43,36 @@ import NIOPosix
 ///
 /// Every outcome is an event on the client's monitor: `policy_updated` (version, expiry, signers' public keys,
 /// connections drained), `policy_update_refused` with the refusal's code as reason (`policy_update_refused:rollback`),
-/// `policy_fallback` when the built-in policy applies again. Nothing secret is in them.
+/// `policy_stale` while an expired bundle stays in force, `policy_fallback` when the built-in policy applies again.
+/// Nothing secret is in them.
 public final class PolicyUpdater: Sendable {
     /// What the updater keeps between calls.
     struct State: Sendable {
         var trustedKeys: PolicyTrustedKeys
         var highestVersion: UInt64?
+        /// The SHA-256 of the signed payload accepted at ``highestVersion``, when known.
+        var highestVersionPayloadSHA256: String?
         /// The bundle in force (nil: the built-in policy) and its exact bytes.
         var inForce: PolicyBundleVerifier.Verified?
         var inForceBytes: [UInt8]?
+        /// Whether what is stored was loaded, by ``start()`` or by the first entry point called before it.
+        var loaded = false
+        /// Why the stored trusted keys could not be read, when they could not: nothing is installed then (the
+        /// configured keys may be ones a rotation removed).
+        var unreadableStoredKeys: String?
+    }
+
+    /// A verified bundle's policy, decoded and checked, ready to apply.
+    private struct Prepared {
+        var live: LivePolicy
+        var notLive: [String]
+        var insecure: Bool
     }
 
     private let client: BulwarkClient
     /// The updater's own client, for fetching bundles.
     private let fetcher: BulwarkClient
-    private let configuration: Configuration
+    let configuration: Configuration
     private let storage: PolicyUpdaterStorage
     private let state: NIOLockedValueBox<State>
     /// Held through each verify-store-apply, so that updates apply in order.
@@ -65,7 +82,8 @@ public final class PolicyUpdater: Sendable {
     /// A simulated crash while storing (tests set it).
     let storageFault = NIOLockedValueBox<PolicyUpdaterStorage.Fault?>(nil)
 
-    /// An updater for `client`. It reads and changes nothing until ``start()``.
+    /// An updater for `client`. It reads and changes nothing until ``start()``, or until the first ``install(_:)``,
+    /// ``update()`` or ``checkExpiry()``, which load what is stored first (as ``start()`` does).
     ///
     /// - Parameters:
     ///   - client: The client whose policy the bundles replace; its built-in policy is the one it was made with.
@@ -98,66 +116,124 @@ public final class PolicyUpdater: Sendable {
 
     private var now: Date { self.fixedNow.withLockedValue { $0 } ?? Date() }
 
-    /// Loads what is stored: removes temporary files a crash left, reads the stored trusted keys and highest version,
-    /// verifies the stored bundle again and applies it. An expired stored bundle, or one that no longer verifies,
-    /// leaves the client's built-in policy in force (``Outcome/fellBack(_:)``, with a `policy_fallback` event); its
-    /// version still counts against rollback when its signatures verify.
+    /// Loads what is stored: removes temporary files a crash left, reads the stored trusted keys, highest version
+    /// and its payload's digest, verifies the stored bundle again and applies it. A stored bundle that expired is
+    /// applied too when its signatures verify (``Configuration/whenBundleExpires``, by default), with a
+    /// `policy_stale` event; one that no longer verifies, or an expired one under
+    /// ``ExpiryBehavior/fallBackToBuiltIn``, leaves the client's built-in policy in force (``Outcome/fellBack(_:)``,
+    /// with a `policy_fallback` event); its version still counts against rollback when its signatures verify.
     @discardableResult
     public func start() -> Outcome {
-        self.serial.withLock {
-            self.storage.removeTemporaryFiles()
-            let stored = self.storage.readState()
-            if let stored, let keys = stored.keys {
-                self.state.withLockedValue { state in
+        self.serial.withLock { self.load() }
+    }
+
+    /// What ``start()`` does. Under `serial`.
+    private func load() -> Outcome {
+        self.state.withLockedValue { $0.loaded = true }
+        self.storage.removeTemporaryFiles()
+        let stored = self.storage.readState()
+        if let stored {
+            // The highest version holds even when the stored keys cannot be read (the configured keys then apply).
+            self.state.withLockedValue { state in
+                if let keys = stored.keys {
                     state.trustedKeys = keys
-                    state.highestVersion = max(state.highestVersion ?? 0, stored.highestVersion)
+                    state.unreadableStoredKeys = nil
+                } else {
+                    state.unreadableStoredKeys =
+                        "the trusted keys stored in \(self.storage.statePath) cannot be read (a damaged file, or a "
+                        + "key that is refused today); no bundle is installed until the file is fixed or removed, "
+                        + "since the configured keys may be keys a rotation removed"
+                }
+                if stored.highestVersion > state.highestVersion ?? 0 {
+                    state.highestVersion = stored.highestVersion
+                    state.highestVersionPayloadSHA256 = stored.highestVersionPayloadSHA256
+                } else if stored.highestVersion == state.highestVersion, state.highestVersionPayloadSHA256 == nil {
+                    state.highestVersionPayloadSHA256 = stored.highestVersionPayloadSHA256
                 }
             }
-            guard let bytes = self.storage.readBundle(maximumSize: self.configuration.maximumBundleSize) else {
-                return .builtIn
-            }
-            let (keys, highest, inForce) = self.state.withLockedValue {
-                ($0.trustedKeys, $0.highestVersion, $0.inForce)
-            }
-            if let inForce, bytes == self.state.withLockedValue({ $0.inForceBytes }), self.now < inForce.expiresAt {
-                // Started before: the stored bundle is the one in force.
-                return .unchanged(version: inForce.bundle.version)
-            }
-            // The current keys first (a crash between storing the bundle and the state leaves a bundle they signed),
-            // then the keys the stored bundle was verified with (a rotation bundle is signed by the keys it replaced).
-            var candidates = [keys]
-            if let bundleKeys = stored?.bundleKeys, bundleKeys != keys { candidates.append(bundleKeys) }
-            var firstRefusal: PolicyBundleRefusal?
-            for candidate in candidates {
-                var verifier = PolicyBundleVerifier(trustedKeys: candidate, highestVersion: highest)
-                verifier.maximumSize = self.configuration.maximumBundleSize
-                switch verifier.verify(bytes, at: self.now) {
-                case .success(let verified):
-                    return self.apply(verified, bytes: bytes, verifiedWith: candidate, atStart: true)
-                case .failure(let refusal) where refusal.reason == .expired:
-                    if case .success(let old) = verifier.verify(bytes, at: .distantPast) {
-                        // Its signatures verify: its version still counts against rollback.
-                        self.state.withLockedValue {
-                            $0.highestVersion = max($0.highestVersion ?? 0, old.bundle.version)
-                        }
-                    }
-                    return self.fallBack(refusal)
-                case .failure(let refusal):
+        }
+        guard let bytes = self.storage.readBundle(maximumSize: self.configuration.maximumBundleSize) else {
+            return .builtIn
+        }
+        let (keys, inForce) = self.state.withLockedValue { ($0.trustedKeys, $0.inForce) }
+        if let inForce, bytes == self.state.withLockedValue({ $0.inForceBytes }) {
+            // Started before: the stored bundle is the one in force.
+            return self.staleness(of: inForce) ?? .unchanged(version: inForce.bundle.version)
+        }
+        // The current keys first (a crash between storing the bundle and the state leaves a bundle they signed),
+        // then the keys the stored bundle was verified with (a rotation bundle is signed by the keys it replaced).
+        var candidates = [keys]
+        if let bundleKeys = stored?.bundleKeys, bundleKeys != keys { candidates.append(bundleKeys) }
+        var firstRefusal: PolicyBundleRefusal?
+        for candidate in candidates {
+            let verifier = self.verifier(keys: candidate)
+            switch verifier.verify(bytes, at: self.now) {
+            case .success(let verified):
+                return self.applyStored(verified, bytes: bytes, verifiedWith: candidate)
+            case .failure(let refusal) where refusal.reason == .expired:
+                guard case .success(let old) = verifier.verify(bytes, at: .distantPast) else {
                     firstRefusal = firstRefusal ?? refusal
+                    continue
                 }
+                // Its signatures verify: its version still counts against rollback.
+                self.raiseHighestVersion(to: old)
+                if self.configuration.whenBundleExpires == .keepLastVerified {
+                    return self.applyStored(old, bytes: bytes, verifiedWith: candidate)
+                }
+                return self.fallBack(refusal)
+            case .failure(let refusal):
+                firstRefusal = firstRefusal ?? refusal
             }
-            return self.fallBack(firstRefusal ?? PolicyBundleRefusal(.malformed, "the stored bundle cannot be read"))
+        }
+        return self.fallBack(firstRefusal ?? PolicyBundleRefusal(.malformed, "the stored bundle cannot be read"))
+    }
+
+    /// Applies the stored bundle at start, then reports whether it is stale. Under `serial`.
+    private func applyStored(
+        _ verified: PolicyBundleVerifier.Verified,
+        bytes: [UInt8],
+        verifiedWith: PolicyTrustedKeys
+    ) -> Outcome {
+        let prepared: Prepared
+        switch self.prepare(verified, accepting: false) {
+        case .success(let ready): prepared = ready
+        case .failure(let refusal): return self.fallBack(refusal)
+        }
+        return self.apply(verified, prepared, bytes: bytes, verifiedWith: verifiedWith, atStart: true)
+    }
+
+    /// Takes what is stored when it is ahead of what this updater holds (a higher version, and the keys stored with
+    /// it): another updater of the same directory accepted it. Never goes back. Under `serial`.
+    private func catchUpWithStorage() {
+        guard let stored = self.storage.readState() else { return }
+        self.state.withLockedValue { state in
+            guard stored.highestVersion > state.highestVersion ?? 0 else { return }
+            state.highestVersion = stored.highestVersion
+            state.highestVersionPayloadSHA256 = stored.highestVersionPayloadSHA256
+            if let keys = stored.keys {
+                state.trustedKeys = keys
+            } else {
+                state.unreadableStoredKeys =
+                    "the trusted keys stored in \(self.storage.statePath) cannot be read; no bundle is installed "
+                    + "until the file is fixed or removed"
+            }
         }
     }
 
+    /// Loads what is stored, once, when an entry point is called before ``start()``. Under `serial`.
+    private func loadIfNeeded() {
+        if !self.state.withLockedValue({ $0.loaded }) { _ = self.load() }
+    }
+
     /// Fetches the bundle with the updater's own client, then ``install(_:)``s it; then, if no newer bundle was
-    /// applied and the one in force has expired, falls back to the client's built-in policy.
+    /// applied, checks the expiry of the one in force (``checkExpiry()``).
     ///
     /// A fetch that fails (no connection, a server the updater's policy does not trust, a status other than 200)
     /// is refused with `fetch_failed`; a body larger than ``Configuration/maximumBundleSize`` with `too_large`,
     /// after reading one byte more than the limit.
     @discardableResult
     public func update() async -> Outcome {
+        self.serial.withLock { self.loadIfNeeded() }
         let outcome: Outcome
         switch await self.fetch() {
         case .success(let bytes): outcome = self.install(bytes)
@@ -169,32 +245,71 @@ public final class PolicyUpdater: Sendable {
 
     /// Verifies `bytes` as a bundle, stores it, and applies its policy to the client: what ``update()`` does with
     /// what it fetched, for bundles delivered another way. A refused bundle changes nothing and is reported with a
-    /// `policy_update_refused` event.
+    /// `policy_update_refused` event. The same signed payload as the bundle in force (even with other signatures) is
+    /// ``Outcome/unchanged(version:)``: nothing stored, nothing drained, no event.
+    ///
+    /// The files the bundle's policy names are read outside the updater's lock; the bundle is then verified again
+    /// against the state of that moment, so updates still apply in order.
     @discardableResult
     public func install(_ bytes: [UInt8]) -> Outcome {
-        self.serial.withLock {
-            let (keys, highest, inForceBytes) = self.state.withLockedValue {
-                ($0.trustedKeys, $0.highestVersion, $0.inForceBytes)
+        let first: Result<PolicyBundleVerifier.Verified, PolicyBundleRefusal> = self.serial.withLock {
+            self.loadIfNeeded()
+            if let problem = self.state.withLockedValue({ $0.unreadableStoredKeys }) {
+                return .failure(PolicyBundleRefusal(.storageFailed, problem))
             }
-            var verifier = PolicyBundleVerifier(trustedKeys: keys, highestVersion: highest)
-            verifier.maximumSize = self.configuration.maximumBundleSize
-            switch verifier.verify(bytes, at: self.now) {
-            case .failure(let refusal):
-                return self.refuse(refusal)
-            case .success(let verified):
-                if bytes == inForceBytes { return .unchanged(version: verified.bundle.version) }
-                return self.apply(verified, bytes: bytes, verifiedWith: keys, atStart: false)
+            return self.verifier(keys: self.state.withLockedValue { $0.trustedKeys }).verify(bytes, at: self.now)
+        }
+        let verified: PolicyBundleVerifier.Verified
+        switch first {
+        case .failure(let refusal): return self.refuse(refusal)
+        case .success(let value): verified = value
+        }
+        if let unchanged = self.unchanged(verified) { return unchanged }
+        let prepared: Prepared
+        switch self.prepare(verified) {
+        case .failure(let refusal): return self.refuse(refusal)
+        case .success(let ready): prepared = ready
+        }
+        return self.serial.withLock {
+            // Another updater of the same directory (another process) may have gone further since this one loaded:
+            // under the directory's lock, what is stored is read again, and never gone back on.
+            self.storage.withDirectoryLock {
+                self.catchUpWithStorage()
+                if let problem = self.state.withLockedValue({ $0.unreadableStoredKeys }) {
+                    return self.refuse(PolicyBundleRefusal(.storageFailed, problem))
+                }
+                let keys = self.state.withLockedValue { $0.trustedKeys }
+                switch self.verifier(keys: keys).verify(bytes, at: self.now) {
+                case .failure(let refusal):
+                    return self.refuse(refusal)
+                case .success(let again):
+                    if let unchanged = self.unchanged(again) { return unchanged }
+                    return self.apply(again, prepared, bytes: bytes, verifiedWith: keys, atStart: false)
+                }
             }
         }
     }
 
-    /// Falls back to the client's built-in policy if the bundle in force has expired; the outcome then, or nil when
-    /// nothing changed. ``update()`` calls it; call it on a timer too if updates are rare.
+    /// ``Outcome/unchanged(version:)`` when `verified` signs the same payload as the bundle in force.
+    private func unchanged(_ verified: PolicyBundleVerifier.Verified) -> Outcome? {
+        let inForce = self.state.withLockedValue { $0.inForce }
+        guard let inForce, inForce.payloadSHA256 == verified.payloadSHA256 else { return nil }
+        return .unchanged(version: inForce.bundle.version)
+    }
+
+    /// Checks whether the bundle in force has expired: if so, by default (``ExpiryBehavior/keepLastVerified``) it
+    /// stays in force with a `policy_stale` event (``Outcome/stale(version:expiredFor:)``); under
+    /// ``ExpiryBehavior/fallBackToBuiltIn`` the client's built-in policy applies again. Nil when it has not expired.
+    /// ``update()`` calls it; call it on a timer too if updates are rare.
     @discardableResult
     public func checkExpiry() -> Outcome? {
         self.serial.withLock {
+            self.loadIfNeeded()
             guard let inForce = self.state.withLockedValue({ $0.inForce }), self.now >= inForce.expiresAt else {
                 return nil
+            }
+            if self.configuration.whenBundleExpires == .keepLastVerified {
+                return self.staleness(of: inForce)
             }
             return self.fallBack(
                 PolicyBundleRefusal(
@@ -213,22 +328,51 @@ public final class PolicyUpdater: Sendable {
 
     // MARK: - Steps
 
-    /// Decodes the verified bundle's policy, stores the bundle (unless it is the stored one, at start), applies it,
-    /// and reports it. Under `serial`.
-    private func apply(
+    /// A verifier under `keys`, with the highest version, its payload's digest and the channel.
+    private func verifier(keys: PolicyTrustedKeys) -> PolicyBundleVerifier {
+        let (highest, digest) = self.state.withLockedValue { ($0.highestVersion, $0.highestVersionPayloadSHA256) }
+        var verifier = PolicyBundleVerifier(trustedKeys: keys, highestVersion: highest)
+        verifier.highestVersionPayloadSHA256 = digest
+        verifier.channel = self.configuration.channel
+        verifier.maximumSize = self.configuration.maximumBundleSize
+        return verifier
+    }
+
+    /// Counts an expired stored bundle's version against rollback.
+    private func raiseHighestVersion(to verified: PolicyBundleVerifier.Verified) {
+        self.state.withLockedValue { state in
+            if verified.bundle.version > state.highestVersion ?? 0 {
+                state.highestVersion = verified.bundle.version
+                state.highestVersionPayloadSHA256 = verified.payloadSHA256
+            }
+        }
+    }
+
+    /// ``Outcome/stale(version:expiredFor:)`` with a `policy_stale` event when `inForce` has expired; nil when not.
+    private func staleness(of inForce: PolicyBundleVerifier.Verified) -> Outcome? {
+        let expiredFor = self.now.timeIntervalSince(inForce.expiresAt)
+        guard expiredFor >= 0 else { return nil }
+        self.record(Self.staleEvent(inForce, expiredFor: expiredFor))
+        return .stale(version: inForce.bundle.version, expiredFor: expiredFor)
+    }
+
+    /// Decodes the verified bundle's policy (reading the files it names) and checks it: a policy that is not a valid
+    /// policy file is `invalid_policy`; one with a lint error (``/BulwarkPolicy/PolicyLintRule/requiresInsecure``)
+    /// without `"insecure": true`, or with it while the configuration does not allow insecure policies, is
+    /// `insecure_policy`.
+    ///
+    /// A stored bundle applied again at start (`accepting` false) is not judged by the rules that change with the
+    /// date (BWP003, a pin set past its `expires`): it was judged when it was accepted, a pin set's expiry lapses
+    /// enforcement by design, and refusing it at a restart would drop the last verified policy for the built-in one.
+    private func prepare(
         _ verified: PolicyBundleVerifier.Verified,
-        bytes: [UInt8],
-        verifiedWith: PolicyTrustedKeys,
-        atStart: Bool
-    ) -> Outcome {
+        accepting: Bool = true
+    ) -> Result<Prepared, PolicyBundleRefusal> {
         let bundle = verified.bundle
+        let file: PolicyFile
         let live: LivePolicy
-        let notLive: [String]
-        let insecure: Bool
         do {
-            let file = try PolicyFile(jsonBytes: bundle.policy, baseDirectory: nil)
-            insecure = file.insecure
-            notLive = LivePolicy.notLive(in: file)
+            file = try PolicyFile(jsonBytes: bundle.policy, baseDirectory: nil)
             live = try LivePolicy(
                 file: file,
                 over: self.client.policies.builtIn,
@@ -236,30 +380,60 @@ public final class PolicyUpdater: Sendable {
                 bundleVersion: bundle.version
             )
         } catch {
-            let refusal = PolicyBundleRefusal(
-                .invalidPolicy,
-                "the policy in bundle version \(bundle.version) is not a valid policy file: \(error)"
+            return .failure(
+                PolicyBundleRefusal(
+                    .invalidPolicy,
+                    "the policy in bundle version \(bundle.version) is not a valid policy file: \(error)"
+                )
             )
-            return atStart ? self.fallBack(refusal) : self.refuse(refusal)
         }
-        if insecure && !self.configuration.allowsInsecurePolicies {
-            let refusal = PolicyBundleRefusal(
-                .insecurePolicy,
-                "the policy in bundle version \(bundle.version) sets \"insecure\": true, which can turn certificate "
-                    + "validation off; this updater accepts such a policy only when its configuration allows insecure "
-                    + "policies"
+        let findings = PolicyLinter(now: self.now).findingsRequiringInsecure(in: file)
+            .filter { accepting || $0.rule != .pinSetExpired }
+        if !findings.isEmpty {
+            return .failure(
+                PolicyBundleRefusal(
+                    .insecurePolicy,
+                    "the policy in bundle version \(bundle.version) weakens trust without saying \"insecure\": true: "
+                        + findings.map { "\($0.rule) at \($0.pointer) (\($0.message))" }.joined(separator: "; ")
+                )
             )
-            return atStart ? self.fallBack(refusal) : self.refuse(refusal)
         }
-        let (keys, highest) = self.state.withLockedValue { ($0.trustedKeys, $0.highestVersion) }
+        if file.insecure && !self.configuration.allowsInsecurePolicies {
+            return .failure(
+                PolicyBundleRefusal(
+                    .insecurePolicy,
+                    "the policy in bundle version \(bundle.version) sets \"insecure\": true, which can turn "
+                        + "certificate validation off; this updater accepts such a policy only when its configuration "
+                        + "allows insecure policies"
+                )
+            )
+        }
+        return .success(Prepared(live: live, notLive: LivePolicy.notLive(in: file), insecure: file.insecure))
+    }
+
+    /// Stores the verified bundle (unless it is the stored one, at start), applies its prepared policy, and reports
+    /// it. Under `serial`.
+    private func apply(
+        _ verified: PolicyBundleVerifier.Verified,
+        _ prepared: Prepared,
+        bytes: [UInt8],
+        verifiedWith: PolicyTrustedKeys,
+        atStart: Bool
+    ) -> Outcome {
+        let bundle = verified.bundle
+        let (keys, highest, highestDigest) = self.state.withLockedValue {
+            ($0.trustedKeys, $0.highestVersion, $0.highestVersionPayloadSHA256)
+        }
         let nextKeys = bundle.trustedKeys ?? keys
         let nextHighest = max(highest ?? 0, bundle.version)
+        let nextDigest = bundle.version >= highest ?? 0 ? verified.payloadSHA256 : highestDigest
         let stored = PolicyUpdaterStorage.State(
             highestVersion: nextHighest,
+            highestVersionPayloadSHA256: nextDigest,
             trustedKeys: nextKeys,
             bundleVerifiedWith: verifiedWith
         )
-        if !atStart || bundle.trustedKeys != nil || highest != nextHighest {
+        if !atStart || bundle.trustedKeys != nil || highest != nextHighest || highestDigest != nextDigest {
             do throws(PolicyUpdaterStorage.WriteError) {
                 if atStart {
                     // Completes what a crash between the bundle and the state left undone.
@@ -282,20 +456,22 @@ public final class PolicyUpdater: Sendable {
         self.state.withLockedValue { state in
             state.trustedKeys = nextKeys
             state.highestVersion = nextHighest
+            state.highestVersionPayloadSHA256 = nextDigest
             state.inForce = verified
             state.inForceBytes = bytes
         }
-        let (_, drained) = self.client.replacePolicy(with: live)
+        let (_, drained) = self.client.replacePolicy(with: prepared.live)
         self.record(
             Self.updatedEvent(
                 verified,
                 drained: drained,
                 atStart: atStart,
                 rotated: bundle.trustedKeys,
-                notLive: notLive,
-                insecure: insecure
+                notLive: prepared.notLive,
+                insecure: prepared.insecure
             )
         )
+        if atStart { _ = self.staleness(of: verified) }
         return .applied(version: bundle.version)
     }
 

@@ -22,11 +22,14 @@ struct PolicyUpdaterStorage: Sendable {
     static let bundleName = "policy-bundle.json"
     static let stateName = "policy-updater-state.json"
     static let stateFormat = "bulwark-policy-updater-state/1"
+    static let lockName = "policy-updater.lock"
 
     /// Where a simulated crash stops a write (for tests).
     enum Fault: Sendable, Hashable {
         /// After the temporary file is written and synced, before it is renamed.
         case stopAfterTemporaryFileSynced
+        /// The bundle is stored, then writing the state fails (a full disk, without a crash).
+        case stateWriteFails
     }
 
     /// A file that could not be written, in words.
@@ -48,9 +51,18 @@ struct PolicyUpdaterStorage: Sendable {
         var bundleTrustedKeys: [String]?
         /// How many of ``bundleTrustedKeys`` must sign.
         var bundleThreshold: Int?
+        /// The SHA-256 of the signed payload accepted at ``highestVersion`` (nil in files written before it was
+        /// kept): another payload at that version is refused (`version_reused`).
+        var highestVersionPayloadSHA256: String?
 
-        init(highestVersion: UInt64, trustedKeys: PolicyTrustedKeys, bundleVerifiedWith: PolicyTrustedKeys) {
+        init(
+            highestVersion: UInt64,
+            highestVersionPayloadSHA256: String?,
+            trustedKeys: PolicyTrustedKeys,
+            bundleVerifiedWith: PolicyTrustedKeys
+        ) {
             self.highestVersion = highestVersion
+            self.highestVersionPayloadSHA256 = highestVersionPayloadSHA256
             self.trustedKeys = trustedKeys.keys.map(\.line)
             self.threshold = trustedKeys.threshold
             if bundleVerifiedWith != trustedKeys {
@@ -106,13 +118,40 @@ struct PolicyUpdaterStorage: Sendable {
         } catch {
             throw WriteError(description: "could not create the directory \(self.directory)")
         }
-        try self.writeAtomically(bundle, name: Self.bundleName, fault: fault)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         guard let stateBytes = try? encoder.encode(state) else {
             throw WriteError(description: "the updater's state could not be encoded")
         }
-        try self.writeAtomically(Array(stateBytes), name: Self.stateName, fault: nil)
+        // The bundle in force now, put back if the state cannot be written after the new bundle (a full disk): a
+        // bundle refused as storage_failed must not be the one the next start applies.
+        let previous = FileManager.default.contents(atPath: self.bundlePath).map(Array.init)
+        try self.writeAtomically(bundle, name: Self.bundleName, fault: fault == .stateWriteFails ? nil : fault)
+        do throws(WriteError) {
+            if fault == .stateWriteFails { throw WriteError(description: "writing the state failed (simulated)") }
+            try self.writeAtomically(Array(stateBytes), name: Self.stateName, fault: nil)
+        } catch {
+            if let previous {
+                try? self.writeAtomically(previous, name: Self.bundleName, fault: nil)
+            } else {
+                unlink(self.bundlePath)
+            }
+            throw error
+        }
+    }
+
+    /// Runs `body` holding an exclusive `flock` on `policy-updater.lock` in the directory, so that updaters of one
+    /// directory in several processes read and write its state one at a time. When the lock file cannot be made
+    /// (no directory yet, a read-only file system), `body` runs without it: the storage's writes then fail on their
+    /// own.
+    func withDirectoryLock<T>(_ body: () -> T) -> T {
+        try? FileManager.default.createDirectory(atPath: self.directory, withIntermediateDirectories: true)
+        let descriptor = open(self.directory + "/" + Self.lockName, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { return body() }
+        defer { close(descriptor) }
+        while flock(descriptor, LOCK_EX) != 0 && errno == EINTR {}
+        defer { flock(descriptor, LOCK_UN) }
+        return body()
     }
 
     /// Removes temporary files a crash left behind; returns how many.

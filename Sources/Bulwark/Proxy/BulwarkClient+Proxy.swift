@@ -60,8 +60,10 @@ extension BulwarkClient {
         ///
         /// - Parameters:
         ///   - url: The proxy's URL, `http://host:port`.
-        ///   - credentials: Sent only when the proxy asks for them (a 407 with a Basic challenge), then on each new
-        ///     tunnel through this proxy. When nil, the URL's user information is used, if any.
+        ///   - credentials: For `CONNECT`, sent only when the proxy asks for them (a 407 with a Basic challenge), then
+        ///     on each new tunnel through this proxy. A plain-`http` request in absolute form carries them in every
+        ///     request, before any 407 (the request may have a body that cannot be sent twice). When nil, the URL's
+        ///     user information is used, if any.
         public static func http(_ url: URL, credentials: ProxyCredentials? = nil) -> Proxy {
             Self.parse(url.absoluteString, expecting: .http, credentials: credentials, trust: nil)
         }
@@ -156,9 +158,9 @@ extension BulwarkClient {
         /// `evaluator` is the proxy's only: the origin's certificate is still evaluated by the origin's evaluator, so
         /// trusting the proxy's CA here never makes an origin certificate from that CA acceptable.
         ///
-        /// An `http://` or SOCKS5 proxy has no certificate to evaluate: every request through it then fails with
-        /// ``BulwarkError/Code/invalidConfiguration``, so that a proxy believed to be verified never goes unverified
-        /// in cleartext.
+        /// An `http://` or SOCKS5 proxy has no certificate to evaluate: every request through it (given here or named
+        /// by the environment) then fails with ``BulwarkError/Code/invalidConfiguration``, so that a proxy believed to
+        /// be verified never goes unverified in cleartext.
         ///
         /// > Warning: An evaluator that does not check the proxy's host name, or does no chain validation, lets anyone
         /// > on the path to the proxy pose as the proxy and read the proxy credentials.

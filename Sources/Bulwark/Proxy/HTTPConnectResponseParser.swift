@@ -3,8 +3,8 @@
 ///
 /// The answer is an HTTP/1.x status line and header fields up to an empty line, at most 16 KiB. A 2xx answer grants
 /// the tunnel, and nothing may follow it: the client speaks first inside the tunnel (its TLS hello), so bytes after a
-/// 2xx head (a body, or data claiming to come from the origin) are refused. Any other status ends the handshake; its
-/// body is not read.
+/// 2xx head (a body, or data claiming to come from the origin) are refused. Interim `1xx` answers before it are skipped
+/// (RFC 9110); `101` and any other status end the handshake; its body is not read.
 struct HTTPConnectResponseParser {
     /// A proxy's answer head.
     struct Head: Equatable, Sendable {
@@ -25,25 +25,36 @@ struct HTTPConnectResponseParser {
     static let maximumHeadSize = 16 * 1024
 
     private var buffer: [UInt8] = []
+    /// The bytes of the interim (1xx) answers skipped so far; they count towards ``maximumHeadSize``.
+    private var interimBytes = 0
 
-    /// Takes the next bytes of the answer.
+    /// Takes the next bytes of the answer. Interim answers (`1xx` but `101`, RFC 9110 section 15.2) are skipped:
+    /// the answer that decides is the first final one, and all the heads read together stay within 16 KiB.
     mutating func receive(_ bytes: some Collection<UInt8>) throws(ProxyHandshakeFailure) -> Outcome {
-        let searchFrom = max(0, self.buffer.count - 3)
+        var searchFrom = max(0, self.buffer.count - 3)
         self.buffer.append(contentsOf: bytes)
-        if self.buffer.count >= 5, !self.buffer.starts(with: Array("HTTP/".utf8)) {
-            throw .garbage("the answer to CONNECT does not start with an HTTP status line")
-        }
-        guard let end = Self.endOfHead(self.buffer, from: searchFrom) else {
-            if self.buffer.count > Self.maximumHeadSize {
-                throw .garbage("the answer to CONNECT has no end of head within \(Self.maximumHeadSize) bytes")
+        while true {
+            if self.buffer.count >= 5, !self.buffer.starts(with: Array("HTTP/".utf8)) {
+                throw .garbage("the answer to CONNECT does not start with an HTTP status line")
             }
-            return .needMore
+            let limit = Self.maximumHeadSize - self.interimBytes
+            guard let end = Self.endOfHead(self.buffer, from: searchFrom) else {
+                if self.buffer.count > limit {
+                    throw .garbage("the answer to CONNECT has no end of head within \(Self.maximumHeadSize) bytes")
+                }
+                return .needMore
+            }
+            guard end <= limit else {
+                throw .garbage("the answer to CONNECT has a head longer than \(Self.maximumHeadSize) bytes")
+            }
+            let head = try Self.parse(self.buffer[..<end])
+            guard (100..<200).contains(head.status), head.status != 101 else {
+                return .head(head, trailing: self.buffer.count - end)
+            }
+            self.interimBytes += end
+            self.buffer.removeFirst(end)
+            searchFrom = 0
         }
-        guard end <= Self.maximumHeadSize else {
-            throw .garbage("the answer to CONNECT has a head longer than \(Self.maximumHeadSize) bytes")
-        }
-        let head = try Self.parse(self.buffer[..<end])
-        return .head(head, trailing: self.buffer.count - end)
     }
 
     /// The index just after the empty line that ends the head (`\r\n\r\n`, or `\n\n` as lenient readers accept).

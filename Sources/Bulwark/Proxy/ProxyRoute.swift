@@ -118,6 +118,15 @@ private struct EnvironmentRoutes: Sendable {
         let everyHost = ProxyEnvironment(environment.variables, noProxy: NoProxyList(""))
         do {
             guard let selection = try everyHost.proxy(forScheme: scheme, host: "") else { return .success(nil) }
+            // A proxy trust was asked for: a proxy reached in cleartext would drop it without a word.
+            if trust != nil, selection.endpoint.kind != .https {
+                return .failure(
+                    BulwarkError.invalidConfiguration(
+                        "proxy environment: a proxy trust evaluator is for an https:// proxy; \(selection.variable) "
+                            + "names \(selection.endpoint), which is not reached over TLS"
+                    )
+                )
+            }
             return .success(ProxyRoute(endpoint: selection.endpoint, credentials: selection.credentials, trust: trust))
         } catch {
             return .failure(BulwarkError.invalidConfiguration("proxy environment: " + error.description))

@@ -61,7 +61,10 @@ final class PinFailureReporter: Sendable {
     }
 
     /// A reporter whose collectors are reached under `client`'s policy: its allowlist, event monitor, TLS options,
-    /// timeouts and address overrides, with ``BulwarkClient/PinFailureReporting/collectorTrust`` as the trust.
+    /// timeouts, address overrides and proxy choice (``BulwarkClient/Configuration/proxy``, its overrides and
+    /// `NO_PROXY`, as for any request of the client: a report sent around the proxy would leak the collector's name
+    /// to the local resolver, or be lost where only the proxy reaches out), with
+    /// ``BulwarkClient/PinFailureReporting/collectorTrust`` as the trust.
     init(configuration: BulwarkClient.PinFailureReporting, client: BulwarkClient.Configuration) {
         self.configuration = configuration
         self.monitor = client.eventMonitor
@@ -72,6 +75,8 @@ final class PinFailureReporter: Sendable {
         collectors.tls = client.tls
         collectors.timeouts = client.timeouts
         collectors.resolveOverrides = client.resolveOverrides
+        collectors.proxy = client.proxy
+        collectors.proxyOverrides = client.proxyOverrides
         self.client = BulwarkClient(configuration: collectors)
     }
 

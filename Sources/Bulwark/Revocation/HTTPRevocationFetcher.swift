@@ -13,7 +13,8 @@ import NIOPosix
 /// - the body is capped (``/BulwarkPolicy/RevocationFetchRequest/maximumResponseSize``); a larger one is abandoned as
 ///   soon as it is seen, from `Content-Length` or while reading;
 /// - redirects are followed only within the same origin (scheme, host, port), at most ``maximumRedirects`` times;
-/// - nothing is sent but the request: no cookies, no credentials, no `User-Agent` beyond `Bulwark`.
+/// - nothing is sent but the request: no cookies, no credentials (but an HTTP proxy's, after it answered 407), no
+///   `User-Agent` beyond `Bulwark`.
 ///
 /// The fetcher does not consult a client's allowlist: the URLs come from certificates that already verified to a
 /// trusted root. Note that an OCSP query tells the responder which certificate is being checked.
@@ -42,15 +43,22 @@ public struct HTTPRevocationFetcher: RevocationFetching {
     /// Fetches a CRL or an OCSP response over plain `http://`, within ``timeout`` and the request's size limit.
     ///
     /// - Throws: ``/BulwarkPolicy/RevocationFetchError`` naming the URL and what failed.
+    /// The proxy of the connection being verified (its scheme, host and port), or an empty string when direct.
+    public var route: String { RevocationFetchRoute.proxy.map { $0.endpoint.description } ?? "" }
+
     public func fetch(_ request: RevocationFetchRequest) async throws(RevocationFetchError) -> [UInt8] {
         var url = try Self.read(request.url, for: request.url)
         var body = request.body
         var hops = 0
+        // A proxy's credentials go only to a proxy that asks (407), then on every hop of this fetch.
+        var withCredentials = false
         while true {
-            let response = try await self.exchange(url, body: body, request: request)
+            let response = try await self.exchange(url, body: body, request: request, withCredentials: withCredentials)
             switch response.status {
             case 200:
                 return response.body
+            case 407 where !withCredentials && RevocationFetchRoute.proxy?.credentials != nil:
+                withCredentials = true
             case 301, 302, 303, 307, 308:
                 guard let location = response.location,
                     let next = URL(string: location, relativeTo: url.url)?.absoluteURL,
@@ -100,8 +108,19 @@ public struct HTTPRevocationFetcher: RevocationFetching {
     private func exchange(
         _ url: RequestURL,
         body: [UInt8]?,
-        request: RevocationFetchRequest
+        request: RevocationFetchRequest,
+        withCredentials: Bool
     ) async throws(RevocationFetchError) -> Response {
+        // The proxy of the connection being verified, if any: never around it. An HTTP proxy takes the request in
+        // absolute form (RFC 9112 section 3.2.2); other kinds do not carry these fetches yet, so none is made.
+        let route = RevocationFetchRoute.proxy
+        if let route, route.endpoint.kind != .http {
+            throw .unreachable(
+                request.url,
+                detail: "not fetched: the connection goes through the proxy at \(route.endpoint), which revocation "
+                    + "fetches cannot use yet, and they never go around it"
+            )
+        }
         let loop = self.group.next()
         let promise = loop.makePromise(of: Response.self)
         let handler = RevocationResponseHandler(
@@ -109,8 +128,14 @@ public struct HTTPRevocationFetcher: RevocationFetching {
             maximumSize: request.maximumResponseSize,
             promise: promise
         )
-        var head = HTTPRequestHead(version: .http1_1, method: body == nil ? .GET : .POST, uri: url.pathAndQuery)
+        let target = route == nil ? url.pathAndQuery : "http://" + url.origin.authority + url.pathAndQuery
+        var head = HTTPRequestHead(version: .http1_1, method: body == nil ? .GET : .POST, uri: target)
         head.headers.add(name: "Host", value: url.origin.authority)
+        if withCredentials, let credentials = route?.credentials {
+            var buffer = ByteBuffer()
+            _ = credentials.withBasicBytes { Base64Writer.write($0, into: &buffer) }
+            head.headers.add(name: "Proxy-Authorization", value: "Basic " + String(buffer: buffer))
+        }
         head.headers.add(name: "User-Agent", value: "Bulwark")
         head.headers.add(name: "Accept", value: request.accept)
         head.headers.add(name: "Connection", value: "close")
@@ -132,7 +157,8 @@ public struct HTTPRevocationFetcher: RevocationFetching {
                 }
             }
         let host = url.host.hasPrefix("[") ? String(url.host.dropFirst().dropLast()) : url.host
-        bootstrap.connect(host: host, port: url.port).whenComplete { result in
+        let (connectHost, connectPort) = route.map { ($0.endpoint.host, $0.endpoint.port) } ?? (host, url.port)
+        bootstrap.connect(host: connectHost, port: connectPort).whenComplete { result in
             switch result {
             case .failure(let error):
                 promise.fail(RevocationFetchError.unreachable(request.url, detail: Self.describe(error)))

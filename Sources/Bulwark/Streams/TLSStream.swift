@@ -77,6 +77,7 @@ public final class TLSStream: Sendable {
         } catch {
             throw BulwarkError(.invalidURL, host: host, detail: String(describing: error))
         }
+        try Self.checkPort(port, host: canonical)
         if let allowlist = configuration.allowlist,
             case .refused(let refusal) = allowlist.decision(scheme: "tls", host: canonical, port: port)
         {
@@ -109,6 +110,14 @@ public final class TLSStream: Sendable {
             try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
         }.get()
         return TLSStream(channel: asyncChannel, trust: trust, host: canonical)
+    }
+
+    /// Refuses a port no TCP socket can have, before anything else: NIO would trap on it, and a SOCKS5 request would
+    /// carry it truncated to 16 bits (another port than the one asked for).
+    static func checkPort(_ port: Int, host: String) throws(BulwarkError) {
+        guard (1...65_535).contains(port) else {
+            throw BulwarkError(.invalidURL, host: host, detail: "the port \(port) is not a TCP port (1-65535)")
+        }
     }
 
     /// Connects under the stream-relevant fields of a client's configuration (``Configuration/init(_:)``), so the

@@ -64,14 +64,18 @@ public enum CertificateLoader {
         CertificateProblems.sentencesWhyUnparsable(der).joined(separator: "; ")
     }
 
-    /// Reads and parses a PEM or DER file.
+    /// The largest certificate file read (1 MiB; the system's whole root bundle is about 220 KiB).
+    public static let maximumFileSize = 1 << 20
+
+    /// Reads and parses a PEM or DER file: a regular file of at most ``maximumFileSize`` bytes (a FIFO, a device
+    /// such as `/dev/zero` or a directory is refused at once, never waited on or read without end).
     public static func certificates(atPath path: String) throws(CertificateLoadingError) -> [Certificate] {
-        let data: Data
-        do {
-            data = try Data(contentsOf: URL(fileURLWithPath: path))
+        let bytes: [UInt8]
+        do throws(BoundedFileReader.Failure) {
+            bytes = try BoundedFileReader.read(path, maximumSize: Self.maximumFileSize)
         } catch {
-            throw .unreadable(path, detail: error.localizedDescription)
+            throw .unreadable(path, detail: error.words)
         }
-        return try self.certificates(from: Array(data), source: path)
+        return try self.certificates(from: bytes, source: path)
     }
 }

@@ -79,6 +79,10 @@ public struct SecurityEvent: Sendable, CustomStringConvertible {
         /// The client's built-in policy applies again: the bundle in force expired (freeze protection), or the stored
         /// bundle could not be used at start; `reason` says which.
         public static let policyFallback = Kind("policy_fallback")
+        /// The bundle in force has expired and no newer one could be had, so its policy stays in force (the
+        /// updater's default; details: its version and expiry; the message says how long ago it expired). A warning:
+        /// the bundle server may be blocked.
+        public static let policyStale = Kind("policy_stale")
         /// A tunnel through a proxy was set up for a host (details: ``DetailKey/proxy``, the proxy's `host:port`).
         /// The origin's trust evaluation follows, unchanged.
         public static let proxyConnected = Kind("proxy_connected")
@@ -99,7 +103,7 @@ public struct SecurityEvent: Sendable, CustomStringConvertible {
             .requestRefusedOutOfScope, .insecureOptionUsed, .signOut, .pinFailureReportDropped,
             .secretMemoryNotLocked, .eventsDropped, .revocationChecked, .revocationUnknown, .certificateRevoked,
             .clientCertificateSent, .clientCertificateWithheld, .clientIdentityUpdated, .policyUpdated,
-            .policyUpdateRefused, .policyFallback, .proxyConnected, .proxyRefused, .proxyAuthRequired,
+            .policyUpdateRefused, .policyFallback, .policyStale, .proxyConnected, .proxyRefused, .proxyAuthRequired,
             .proxyUntrusted,
         ]
 

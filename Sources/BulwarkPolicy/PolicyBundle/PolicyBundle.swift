@@ -30,6 +30,9 @@ public struct PolicyBundle: Hashable, Sendable {
     public var expires: String
     /// The trusted-key set that replaces the current one once this bundle is accepted, or nil.
     public var trustedKeys: PolicyTrustedKeys?
+    /// The audience the bundle is meant for (such as `production` or `staging`), or nil for any. A verifier that
+    /// expects a channel refuses a bundle for another one, or for none (`wrong_channel`).
+    public var channel: String?
 
     /// A bundle to sign.
     ///
@@ -56,6 +59,15 @@ public struct PolicyBundle: Hashable, Sendable {
         SHA256.hash(data: self.policy).map { String(format: "%02x", $0) }.joined()
     }
 
+    /// Whether `text` can name a channel: 1 to 64 ASCII letters, digits, `.`, `_` or `-`.
+    static func isValidChannel(_ text: String) -> Bool {
+        (1...64).contains(text.utf8.count)
+            && text.utf8.allSatisfy { byte in
+                (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte)
+                    || byte == 0x2E || byte == 0x5F || byte == 0x2D
+            }
+    }
+
     /// The largest version (2^53 - 1, exact in every JSON reader).
     public static let maximumVersion: UInt64 = (1 << 53) - 1
 
@@ -67,6 +79,9 @@ public struct PolicyBundle: Hashable, Sendable {
             .init("expires", PolicyJSON(.string(self.expires))),
             .init("policy", PolicyJSON(.string(Data(self.policy).base64EncodedString()))),
         ]
+        if let channel = self.channel {
+            members.append(.init("channel", PolicyJSON(.string(channel))))
+        }
         if let trustedKeys = self.trustedKeys {
             members.append(
                 .init(
@@ -94,6 +109,12 @@ public struct PolicyBundle: Hashable, Sendable {
         }
         guard self.expiryInstant != nil else {
             throw PolicyBundleError(.invalidBundle, "the expiry \"\(self.expires)\" is not a YYYY-MM-DD day")
+        }
+        if let channel = self.channel, !Self.isValidChannel(channel) {
+            throw PolicyBundleError(
+                .invalidBundle,
+                "the channel \(PolicyJSON.quoted(channel)) is not 1 to 64 letters, digits, '.', '_' or '-'"
+            )
         }
         let payload = self.payload()
         var seen = Set<PolicyPublicKey>()

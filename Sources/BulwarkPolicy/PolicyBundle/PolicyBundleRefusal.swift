@@ -23,6 +23,14 @@ public struct PolicyBundleRefusal: Error, Hashable, Sendable, CustomStringConver
         public static let rollback = Reason("rollback")
         /// Its expiry has passed (a frozen or stale bundle).
         public static let expired = Reason("expired")
+        /// A key-rotation bundle installs keys that did not sign it: each key a rotation adds must sign the
+        /// rotation (proof that its holder has the private key), and the new set must meet its own threshold.
+        public static let rotationNotProven = Reason("rotation_not_proven")
+        /// Its version is the highest already accepted, but what it signs differs from the bundle accepted at that
+        /// version: one version never carries two payloads.
+        public static let versionReused = Reason("version_reused")
+        /// The bundle names another channel (audience) than the verifier's, or none where the verifier expects one.
+        public static let wrongChannel = Reason("wrong_channel")
         /// The bundle could not be fetched: the server could not be reached or trusted under the updater's own
         /// policy, or did not answer 200.
         public static let fetchFailed = Reason("fetch_failed")

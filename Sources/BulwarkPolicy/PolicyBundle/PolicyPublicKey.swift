@@ -13,6 +13,10 @@ public struct PolicyPublicKey: Hashable, Sendable, CustomStringConvertible {
     public let name: String?
 
     /// A key from its 32 raw bytes.
+    ///
+    /// - Throws: ``PolicyBundleError`` when the bytes are not 32, or are a weak key: a
+    ///   point of small order, for which signatures can be made without a private key, or an encoding that no
+    ///   Ed25519 encoder writes (y ≥ p, or x = 0 with its sign bit set), which would let one point count as two keys.
     public init(rawRepresentation: [UInt8], name: String? = nil) throws(PolicyBundleError) {
         guard rawRepresentation.count == 32 else {
             throw PolicyBundleError(
@@ -20,7 +24,18 @@ public struct PolicyPublicKey: Hashable, Sendable, CustomStringConvertible {
                 "an Ed25519 public key is 32 bytes, not \(rawRepresentation.count)"
             )
         }
+        if let weakness = Ed25519KeyCheck.weakness(of: rawRepresentation) {
+            let base64 = Data(rawRepresentation).base64EncodedString()
+            throw PolicyBundleError(.invalidPublicKey, "the key \(base64) \(weakness)")
+        }
         self.rawRepresentation = rawRepresentation
+        self.name = name
+    }
+
+    /// The public half of a private key (the private scalar times the base point: a point of the prime-order
+    /// subgroup by construction, so the checks of ``init(rawRepresentation:name:)`` are not repeated).
+    init(derivedFrom key: Curve25519.Signing.PublicKey, name: String?) {
+        self.rawRepresentation = Array(key.rawRepresentation)
         self.name = name
     }
 

@@ -16,8 +16,7 @@ public struct PolicySigningKey: Sendable, CustomStringConvertible, CustomReflect
 
     private init(key: Curve25519.Signing.PrivateKey, name: String?) {
         self.key = key
-        // A Curve25519 public key is always 32 bytes.
-        self.publicKey = try! PolicyPublicKey(rawRepresentation: Array(key.publicKey.rawRepresentation), name: name)
+        self.publicKey = PolicyPublicKey(derivedFrom: key.publicKey, name: name)
     }
 
     /// A new random key.

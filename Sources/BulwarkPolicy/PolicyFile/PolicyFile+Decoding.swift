@@ -143,7 +143,25 @@ private struct PolicyFileDecoder {
         }
         policy.source.lines = self.lines
         policy.source.directory = self.directory
+        try Self.refuseWeakening(policy)
         return policy
+    }
+
+    /// Refuses, in a policy without `"insecure": true`, every option that weakens trust by construction: the list
+    /// the linter reports them with (``PolicyLintRule/weakeningByConstruction``), so the two never disagree. (The
+    /// `disabled` evaluator and https-to-http redirects are refused as they are read, with the same rule.)
+    static func refuseWeakening(_ policy: PolicyFile) throws(PolicyFileError) {
+        guard !policy.insecure else { return }
+        let weakening = PolicyLinter(now: Date()).lint(policy)
+            .first { PolicyLintRule.weakeningByConstruction.contains($0.rule) }
+        guard let finding = weakening else { return }
+        throw PolicyFileError(
+            .insecureOptionNotAllowed,
+            pointer: finding.pointer,
+            line: finding.line,
+            detail: "\(finding.message) (\(finding.rule)): it weakens what a handshake proves and is accepted only "
+                + "in a policy that says \"insecure\": true"
+        )
     }
 
     // MARK: - Hosts and evaluators
@@ -359,7 +377,8 @@ private struct PolicyFileDecoder {
                     throw self.invalid(
                         file,
                         at: itemPointer + "/file",
-                        "a relative certificate path needs the policy file's directory; read the policy from its file"
+                        "a relative certificate path needs the policy file's directory, and this policy was read "
+                            + "without one (a signed bundle's policy always is); give an absolute path"
                     )
                 }
                 do throws(CertificateLoadingError) {
@@ -381,7 +400,7 @@ private struct PolicyFileDecoder {
     }
 
     static func certificateDetail(_ error: CertificateLoadingError) -> String {
-        if error.isUnreadable { return "cannot read the certificate file \"\(error.source)\"" }
+        if error.isUnreadable { return "cannot read the certificate file \"\(error.source)\": \(error.detail)" }
         if error.isNoCertificates { return "no certificate found in \(error.source)" }
         return "the certificate in \(error.source) cannot be parsed: \(error.detail)"
     }
@@ -729,6 +748,14 @@ private struct PolicyFileDecoder {
             )
         }
         guard !text.isEmpty else { throw self.invalid(json, at: pointer, "the path is empty") }
+        guard text.hasPrefix("/") || self.directory != nil else {
+            throw self.invalid(
+                json,
+                at: pointer,
+                "a relative path needs the policy file's directory, and this policy was read without one (a signed "
+                    + "bundle's policy always is); give an absolute path"
+            )
+        }
         return text
     }
 

@@ -90,9 +90,11 @@ extension PolicyFile {
         /// a port from 1 to 65535 if any, no user information (credentials belong in ``Setting/credentialsFile``), no
         /// path, query or fragment.
         public static func problem(withURL text: String) -> (detail: String, isSecret: Bool)? {
+            // The text is shown only redacted: it may hold a password however it fails to parse.
+            let shown = PolicyJSON.quoted(ProxyEndpoint.redacted(text))
             guard let components = URLComponents(string: text), let scheme = components.scheme else {
                 return (
-                    "\(PolicyJSON.quoted(text)) is not a URL; write \"none\", \"environment\" or a proxy URL", false
+                    "\(shown) is not a URL; write \"none\", \"environment\" or a proxy URL", false
                 )
             }
             guard Self.schemes.contains(scheme) else {
@@ -108,7 +110,7 @@ extension PolicyFile {
                 )
             }
             guard let host = components.host, !host.isEmpty else {
-                return ("the proxy URL \(PolicyJSON.quoted(text)) has no host", false)
+                return ("the proxy URL \(shown) has no host", false)
             }
             if let port = components.port, !(1...65535).contains(port) {
                 return ("the proxy port \(port) is not between 1 and 65535", false)
@@ -116,7 +118,7 @@ extension PolicyFile {
             guard components.path.isEmpty || components.path == "/", components.query == nil,
                 components.fragment == nil
             else {
-                return ("a proxy URL has no path, query or fragment: \(PolicyJSON.quoted(text))", false)
+                return ("a proxy URL has no path, query or fragment: \(shown)", false)
             }
             return nil
         }

@@ -78,10 +78,11 @@ public struct ProxyEndpoint: Sendable, Hashable, CustomStringConvertible {
             case "https": kind = .https
             case "socks5", "socks5h": kind = .socks5
             default:
-                throw ProxyURLError(
-                    "the scheme \"\(Self.printable(scheme))\" is not a supported proxy scheme "
-                        + "(http, https, socks5, socks5h)"
-                )
+                // What precedes "://" is shown only when it is a scheme: else it may be a user name and password.
+                let shown =
+                    Self.isScheme(Substring(scheme))
+                    ? "the scheme \"\(Self.printable(scheme))\"" : "the text before \"://\""
+                throw ProxyURLError("\(shown) is not a supported proxy scheme (http, https, socks5, socks5h)")
             }
             rest = rest[range.upperBound...]
         }

@@ -45,9 +45,14 @@ public struct CertificateRevocationList: Sendable {
     /// The signature's bytes (for ECDSA, the DER `ECDSA-Sig-Value`).
     public let signature: [UInt8]
     private let entries: [Certificate.SerialNumber: Entry]
-    /// The `TBSCertificate` bytes of the issuer certificates whose key the signature verified with (see
-    /// ``isSigned(by:)``), shared by copies of the list.
-    private let verifiedIssuers: LockedValue<[ArraySlice<UInt8>]>
+    /// The `TBSCertificate` bytes of the issuer certificates whose key the signature verified with, and of those
+    /// whose key it did not (see ``isSigned(by:)``), shared by copies of the list.
+    private let verifications: LockedValue<Verifications>
+
+    struct Verifications: Sendable {
+        var verified: [ArraySlice<UInt8>] = []
+        var failed: [ArraySlice<UInt8>] = []
+    }
 
     /// The number of revoked certificates on the list.
     public var count: Int { self.entries.count }
@@ -110,31 +115,50 @@ public struct CertificateRevocationList: Sendable {
         self.signedBytes = signedBytes
         self.signature = signature
         self.entries = entries
-        self.verifiedIssuers = LockedValue([])
+        self.verifications = LockedValue(Verifications())
     }
 
-    /// Whether the list's signature verifies with the key of `issuer`. An issuer whose key verified it once is
-    /// remembered (at most four per list), by the exact bytes of its `TBSCertificate` (which hold the key), so a
-    /// list checked in every handshake costs one signature verification, not one per handshake.
+    /// The list's size as kept, estimated: its signed bytes twice (the entries' serial numbers are slices of the
+    /// bytes parsed, which they keep alive), its signature, and 96 bytes for each entry's place in the table (a
+    /// serial number's slice and an entry, in a dictionary kept at most three quarters full). A list of about
+    /// 400,000 entries is over the 64 MiB a store keeps by default, and is fetched again when next needed.
+    var byteCount: Int { 2 * self.signedBytes.count + self.signature.count + 96 * self.entries.count }
+
+    /// The issuers, by the bytes of their `TBSCertificate`, whose key has verified this list so far.
+    var verifiedBy: [ArraySlice<UInt8>] { self.verifications.withLock { $0.verified } }
+
+    /// Whether the key of some issuer certificate was tried on the list and did not verify it, and none has.
+    var failedEveryVerification: Bool { self.verifications.withLock { $0.verified.isEmpty && !$0.failed.isEmpty } }
+
+    /// Whether the list's signature verifies with the key of `issuer`. An issuer whose key was tried is remembered
+    /// (at most four of each outcome per list), by the exact bytes of its `TBSCertificate` (which hold the key), so a
+    /// list checked in every handshake costs one signature verification, not one per handshake, and neither does a
+    /// forged list that no key verifies.
     ///
     /// Remembered by the certificate's bytes rather than the key's: swift-crypto makes a key's encoded form anew
     /// (a point conversion, with a field inversion) every time it is asked, which cost more than the rest of a warm
     /// check.
     func isSigned(by issuer: Certificate) -> Bool {
         let tbs = issuer.tbsCertificateBytes
-        if self.verifiedIssuers.withLock({ $0.contains(tbs) }) { return true }
-        guard
-            issuer.publicKey.isValidSignature(
-                self.signature,
-                for: self.signedBytes,
-                signatureAlgorithm: self.signatureAlgorithm
-            )
-        else { return false }
-        self.verifiedIssuers.withLock { issuers in
-            if issuers.count >= 4 { issuers.removeFirst() }
-            issuers.append(tbs)
+        let known: Bool? = self.verifications.withLock {
+            $0.verified.contains(tbs) ? true : $0.failed.contains(tbs) ? false : nil
         }
-        return true
+        if let known { return known }
+        let valid = issuer.publicKey.isValidSignature(
+            self.signature,
+            for: self.signedBytes,
+            signatureAlgorithm: self.signatureAlgorithm
+        )
+        self.verifications.withLock { verifications in
+            if valid {
+                if verifications.verified.count >= 4 { verifications.verified.removeFirst() }
+                verifications.verified.append(tbs)
+            } else {
+                if verifications.failed.count >= 4 { verifications.failed.removeFirst() }
+                verifications.failed.append(tbs)
+            }
+        }
+        return valid
     }
 }
 

@@ -84,7 +84,9 @@ struct IssuingDistributionPoint: Hashable, Sendable {
 enum CRLDistributionPoints {
     static let oid: ASN1ObjectIdentifier = [2, 5, 29, 31]
 
-    /// The full-name URIs of every distribution point of `certificate`, in order; empty without the extension.
+    /// The full-name URIs of every distribution point of `certificate` that covers every reason, in order; empty
+    /// without the extension. A point limited to some reasons (its `reasons` field) or served by another issuer (its
+    /// `cRLIssuer` field) is left out: its list cannot say that the certificate is not revoked for any reason.
     static func uris(of certificate: Certificate) throws -> [String] {
         guard let item = certificate.extensions[oid: Self.oid] else { return [] }
         let root = try DER.parse(item.value)
@@ -92,7 +94,12 @@ enum CRLDistributionPoints {
         try DER.sequence(root, identifier: .sequence) { points in
             while let point = points.next() {
                 try DER.sequence(point, identifier: .sequence) { fields in
+                    var found: [String] = []
+                    var complete = true
                     while let field = fields.next() {
+                        if field.identifier.tagClass == .contextSpecific, field.identifier.tagNumber != 0 {
+                            complete = false
+                        }
                         guard field.identifier == ASN1Identifier(tagWithNumber: 0, tagClass: .contextSpecific),
                             case .constructed(let inner) = field.content
                         else { continue }
@@ -101,11 +108,12 @@ enum CRLDistributionPoints {
                             guard case .constructed(let generalNames) = name.content else { continue }
                             for node in generalNames {
                                 if case .uniformResourceIdentifier(let uri) = try GeneralName(derEncoded: node) {
-                                    uris.append(uri)
+                                    found.append(uri)
                                 }
                             }
                         }
                     }
+                    if complete { uris += found }
                 }
             }
         }

@@ -32,7 +32,17 @@ package struct LeastRecentlyUsed<Key: Hashable, Value> {
         forKey key: Key,
         evictingFirst isStale: (Value) -> Bool = { _ in false }
     ) {
-        guard self.capacity > 0 else { return }
+        _ = self.inserting(value, forKey: key, evictingFirst: isStale)
+    }
+
+    /// ``insert(_:forKey:evictingFirst:)``, returning the value it evicted, if any (for a cache that counts bytes).
+    package mutating func inserting(
+        _ value: Value,
+        forKey key: Key,
+        evictingFirst isStale: (Value) -> Bool = { _ in false }
+    ) -> Value? {
+        guard self.capacity > 0 else { return nil }
+        var evicted: Value?
         if self.entries.count >= self.capacity, self.entries[key] == nil {
             var victim: Key?
             var oldest = UInt64.max
@@ -46,10 +56,19 @@ package struct LeastRecentlyUsed<Key: Hashable, Value> {
                     victim = candidate
                 }
             }
-            if let victim { self.entries[victim] = nil }
+            if let victim { evicted = self.entries.removeValue(forKey: victim)?.value }
         }
         self.tick += 1
         self.entries[key] = (value, self.tick)
+        return evicted
+    }
+
+    /// Forgets the least recently used entry and returns its value; nil when the map is empty.
+    @discardableResult
+    package mutating func removeLeastRecentlyUsed() -> Value? {
+        guard let victim = self.entries.min(by: { $0.value.lastUse < $1.value.lastUse }) else { return nil }
+        self.entries[victim.key] = nil
+        return victim.value.value
     }
 
     /// Forgets the entry under `key`.

@@ -1,4 +1,5 @@
 import Foundation
+import SwiftASN1
 import X509
 
 /// Checks that no certificate of a chain another evaluator trusts has been revoked, like Alamofire's
@@ -77,6 +78,10 @@ public struct RevocationTrustEvaluator: ServerTrustEvaluating {
     /// The largest OCSP response accepted from a responder.
     public static let maximumOCSPResponseSize = 64 << 10
 
+    /// How long a decision made while a certificate's status was unknown (soft mode) may be reused: a responder that
+    /// was down for one handshake is asked again a minute later, not only when the decision cache forgets.
+    public static let unknownStatusDecisionLifetime: TimeInterval = 60
+
     /// The evaluator that verifies the chain first (its refusals are returned as they are).
     public let base: any ServerTrustEvaluating
     /// The sources consulted.
@@ -91,6 +96,9 @@ public struct RevocationTrustEvaluator: ServerTrustEvaluating {
     public let clockSkew: TimeInterval
     /// The largest revocation list accepted from a distribution point.
     public let maximumListSize: Int
+    /// The time one evaluation may spend fetching, across every source and certificate (4 s by default, within the
+    /// client's 10 s handshake timeout). A source not reached when it is spent gives an unknown status.
+    public let budget: Duration
 
     /// - Parameters:
     ///   - base: The evaluator that must trust the chain first.
@@ -101,6 +109,7 @@ public struct RevocationTrustEvaluator: ServerTrustEvaluating {
     ///     `.networkAccessDisabled`): only loaded lists and cached answers are used.
     ///   - clockSkew: The allowance on `thisUpdate` and `nextUpdate` (5 minutes).
     ///   - maximumListSize: The largest list fetched.
+    ///   - budget: The time one evaluation may spend fetching, in all (4 s).
     public init(
         _ base: any ServerTrustEvaluating,
         method: Method = .any,
@@ -108,8 +117,10 @@ public struct RevocationTrustEvaluator: ServerTrustEvaluating {
         store: RevocationStore = RevocationStore(),
         fetcher: (any RevocationFetching)? = nil,
         clockSkew: TimeInterval = 300,
-        maximumListSize: Int = CertificateRevocationList.defaultMaximumSize
+        maximumListSize: Int = CertificateRevocationList.defaultMaximumSize,
+        budget: Duration = .seconds(4)
     ) {
+        self.budget = budget
         self.base = base
         self.method = method
         self.mode = mode
@@ -129,9 +140,14 @@ public struct RevocationTrustEvaluator: ServerTrustEvaluating {
         guard case .trusted(var trusted) = decision else { return decision }
         let path = trusted.certificates
         var validUntil = trusted.validUntil
+        // A path the base evaluator did not verify is the peer's word: the URLs it names are not fetched (a blind
+        // request to any address it chooses), only loaded lists and kept answers are consulted.
+        let verified = !trusted.notices.contains { $0.code == "validation_disabled" }
+        let budget = RevocationBudget(self.budget)
         for index in path.indices.dropLast() {
             let certificate = path[index]
-            switch await self.check(certificate, issuer: path[index + 1], at: time) {
+            switch await self.check(certificate, issuer: path[index + 1], at: time, fetching: verified, budget: budget)
+            {
             case .success(let check):
                 if let revocation = check.status.revocation {
                     return ChainEvaluation.refused(
@@ -160,7 +176,15 @@ public struct RevocationTrustEvaluator: ServerTrustEvaluating {
                         presented: chain
                     )
                 }
-                trusted.notices.append(.revocationUnknown(host: host, certificate: subject, why: unknown.why))
+                let lifetime = Self.unknownStatusDecisionLifetime
+                if time + lifetime < validUntil ?? .distantFuture { validUntil = time + lifetime }
+                trusted.notices.append(
+                    .revocationUnknown(
+                        host: host,
+                        certificate: subject,
+                        why: unknown.why + "; this decision is reused for \(Int(lifetime)) s at most"
+                    )
+                )
             }
         }
         trusted.validUntil = validUntil
@@ -170,30 +194,84 @@ public struct RevocationTrustEvaluator: ServerTrustEvaluating {
     /// Why a certificate's status is unknown, in words, one clause per source tried.
     struct Unknown: Error {
         var why: String
+        /// Whether the source itself failed (unreachable, or it served something unusable), rather than its answer
+        /// not fitting this one certificate: such a source is not asked again for a while.
+        var sourceFailed = false
+    }
+
+    /// The clause for a source that failed less than a minute ago.
+    private static func recentFailure(_ why: String) -> String {
+        "\(why) (less than \(Int(RevocationStore.failureLifetime)) s ago; not asked again yet)"
     }
 
     /// Establishes one certificate's status with the configured sources, in order: the first definite answer
     /// (good or revoked) wins.
-    func check(_ certificate: Certificate, issuer: Certificate, at time: Date) async -> Result<RevocationCheck, Unknown>
-    {
+    /// With `fetching` false (a path nobody verified), nothing is fetched: only loaded lists and kept answers count.
+    func check(
+        _ certificate: Certificate,
+        issuer: Certificate,
+        at time: Date,
+        fetching: Bool = true,
+        budget: RevocationBudget? = nil
+    ) async -> Result<RevocationCheck, Unknown> {
         var reasons: [String] = []
+        let evaluator = fetching ? self : self.withoutFetching
+        let budget = budget ?? RevocationBudget(self.budget)
         for method in self.method.order {
             let result =
                 method == .ocsp
-                ? await self.checkWithOCSP(certificate, issuer: issuer, at: time)
-                : await self.checkWithCRL(certificate, issuer: issuer, at: time)
+                ? await evaluator.checkWithOCSP(certificate, issuer: issuer, at: time, budget: budget)
+                : await evaluator.checkWithCRL(certificate, issuer: issuer, at: time, budget: budget)
             switch result {
             case .success(let check): return .success(check)
             case .failure(let unknown): reasons.append(unknown.why)
             }
         }
+        if !fetching, self.fetcher != nil {
+            reasons.append(
+                "the chain was not verified (validation disabled), so no revocation source it names was fetched"
+            )
+        }
         return .failure(Unknown(why: reasons.joined(separator: "; ")))
     }
 
-    /// Identifies one OCSP query for coalescing: the issuer's name and key, and the serial number.
+    /// This evaluator without its fetcher: only loaded lists and kept answers.
+    private var withoutFetching: RevocationTrustEvaluator {
+        RevocationTrustEvaluator(
+            self.base,
+            method: self.method,
+            mode: self.mode,
+            store: self.store,
+            fetcher: nil,
+            clockSkew: self.clockSkew,
+            maximumListSize: self.maximumListSize,
+            budget: self.budget
+        )
+    }
+
+    /// The clause for a source not asked, or not answering, before the evaluation's budget was spent.
+    private static func outOfBudget(_ url: String, _ budget: RevocationBudget) -> String {
+        "\(url) gave no answer within the revocation budget of \(budget.text)"
+    }
+
+    /// Identifies one OCSP query for coalescing: the issuer's DER name, its key and the serial number, each in
+    /// fixed-width hex (two digits a byte), so no two queries share a key.
     static func queryKey(_ certificate: Certificate, issuer: Certificate) -> String {
-        let key = issuer.publicKey.subjectPublicKeyInfoBytes.map { String($0, radix: 16) }.joined()
-        return "ocsp \(issuer.subject) \(key) \(certificate.serialNumber)"
+        var name = DER.Serializer()
+        let encodedName = (try? name.serialize(issuer.subject)).map { name.serializedBytes } ?? []
+        return "ocsp " + Self.hex(encodedName) + " " + Self.hex(issuer.publicKey.subjectPublicKeyInfoBytes) + " "
+            + Self.hex(certificate.serialNumber.bytes)
+    }
+
+    private static func hex(_ bytes: some Collection<UInt8>) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var text: [UInt8] = []
+        text.reserveCapacity(bytes.count * 2)
+        for byte in bytes {
+            text.append(digits[Int(byte >> 4)])
+            text.append(digits[Int(byte & 0x0F)])
+        }
+        return String(decoding: text, as: UTF8.self)
     }
 
     private func made(
@@ -212,16 +290,17 @@ extension RevocationTrustEvaluator {
     func checkWithCRL(
         _ certificate: Certificate,
         issuer: Certificate,
-        at time: Date
+        at time: Date,
+        budget: RevocationBudget
     ) async -> Result<RevocationCheck, Unknown> {
         var reasons: [String] = []
-        if let list = self.store.list(issuedBy: issuer.subject) {
-            do {
-                let status = try list.status(of: certificate, issuer: issuer, at: time, clockSkew: self.clockSkew)
-                return .success(self.made(certificate, status, .loadedList, cached: true))
-            } catch {
-                reasons.append("CRL: the loaded list of \(issuer.subject) cannot be used: \(error)")
-            }
+        switch self.store.status(of: certificate, issuer: issuer, at: time, clockSkew: self.clockSkew) {
+        case .success(let status):
+            return .success(self.made(certificate, status, .loadedList, cached: true))
+        case .failure(let error):
+            reasons.append("CRL: the loaded list of \(issuer.subject) cannot be used: \(error)")
+        case nil:
+            break
         }
         let points: [String]
         do {
@@ -249,23 +328,59 @@ extension RevocationTrustEvaluator {
                 reasons.append("CRL: no current list from \(url) is kept and network access is disabled")
                 continue
             }
+            // A source is remembered, and a fetch shared, per route: a proxy's failure says nothing of the direct way.
+            let source = Self.source(url, route: fetcher.route)
+            if let why = self.store.failure(of: source, at: time) {
+                reasons.append(Self.recentFailure(why))
+                continue
+            }
             let maximumSize = self.maximumListSize
-            let fetched: Result<CertificateRevocationList, Unknown> = await self.store.coalesced("crl " + url) {
-                do {
-                    let request = RevocationFetchRequest(kind: .crl, url: url, maximumResponseSize: maximumSize)
-                    let bytes = try await fetcher.fetch(request)
-                    return .success(try RevocationStore.parseList(bytes, maximumSize: maximumSize))
-                } catch let error as RevocationFetchError {
-                    return .failure(Unknown(why: "CRL: \(error)"))
-                } catch {
-                    return .failure(Unknown(why: "CRL: the list from \(url) cannot be used: \(error)"))
+            let store = self.store
+            let clockSkew = self.clockSkew
+            // What the fetch brings is judged and kept (or its failure remembered) by the fetch itself, so also when
+            // the budget ran out before it ended: a slow source answers the next handshake from the store.
+            let fetched: Result<CertificateRevocationList, Unknown>? = await budget.run {
+                await store.coalesced("crl " + source) {
+                    var result: Result<CertificateRevocationList, Unknown>
+                    do {
+                        let request = RevocationFetchRequest(kind: .crl, url: url, maximumResponseSize: maximumSize)
+                        let bytes = try await fetcher.fetch(request)
+                        let list = try RevocationStore.parseList(bytes, maximumSize: maximumSize)
+                        result = .success(list)
+                        // A list unusable for any certificate (a signature no key of the issuer made, a stale
+                        // list) is not fetched and parsed again on every handshake; out of scope is a matter of
+                        // the certificate.
+                        do {
+                            _ = try list.status(of: certificate, issuer: issuer, at: time, clockSkew: clockSkew)
+                            store.store(list, fetchedFrom: url)
+                        } catch let error as RevocationError where error.code == "out_of_scope" {
+                            store.store(list, fetchedFrom: url)
+                        } catch {
+                            result = .failure(
+                                Unknown(why: "CRL: the list from \(url) cannot be used: \(error)", sourceFailed: true)
+                            )
+                        }
+                    } catch let error as RevocationFetchError {
+                        result = .failure(Unknown(why: "CRL: \(error)", sourceFailed: true))
+                    } catch {
+                        result = .failure(
+                            Unknown(why: "CRL: the list from \(url) cannot be used: \(error)", sourceFailed: true)
+                        )
+                    }
+                    if case .failure(let unknown) = result {
+                        store.rememberFailure(of: source, why: unknown.why, at: time)
+                    }
+                    return result
                 }
+            }
+            guard let fetched else {
+                reasons.append("CRL: " + Self.outOfBudget(url, budget))
+                continue
             }
             switch fetched {
             case .success(let list):
                 do {
                     let status = try list.status(of: certificate, issuer: issuer, at: time, clockSkew: self.clockSkew)
-                    self.store.store(list, fetchedFrom: url)
                     return .success(self.made(certificate, status, .url(url), cached: false))
                 } catch {
                     reasons.append("CRL: the list from \(url) cannot be used: \(error)")
@@ -282,7 +397,8 @@ extension RevocationTrustEvaluator {
     func checkWithOCSP(
         _ certificate: Certificate,
         issuer: Certificate,
-        at time: Date
+        at time: Date,
+        budget: RevocationBudget
     ) async -> Result<RevocationCheck, Unknown> {
         let certificateID: OCSPCertificateID
         do {
@@ -313,50 +429,91 @@ extension RevocationTrustEvaluator {
         guard let fetcher = self.fetcher else {
             return .failure(Unknown(why: "OCSP: no current answer is kept and network access is disabled"))
         }
+        let source = Self.source(responder, route: fetcher.route)
+        if let why = self.store.failure(of: source, at: time) {
+            return .failure(Unknown(why: Self.recentFailure(why)))
+        }
         let clockSkew = self.clockSkew
-        let queried: Result<RevocationStatus, Unknown> = await self.store.coalesced(
-            Self.queryKey(certificate, issuer: issuer)
-        ) {
-            do {
-                let request = try OCSPRequest(certificate: certificate, issuer: issuer)
-                let fetch =
-                    if let url = request.getURL(responder: responder) {
-                        RevocationFetchRequest(
-                            kind: .ocsp,
-                            url: url,
-                            maximumResponseSize: Self.maximumOCSPResponseSize
-                        )
-                    } else {
-                        RevocationFetchRequest(
-                            kind: .ocsp,
-                            url: responder,
-                            body: request.derBytes,
-                            maximumResponseSize: Self.maximumOCSPResponseSize
-                        )
-                    }
-                let bytes = try await fetcher.fetch(fetch)
-                let response = try OCSPResponse(derEncoded: bytes, maximumSize: Self.maximumOCSPResponseSize)
-                return .success(
-                    try response.status(
-                        for: request,
-                        certificate: certificate,
-                        issuer: issuer,
-                        at: time,
-                        clockSkew: clockSkew
-                    )
+        let store = self.store
+        let route = fetcher.route
+        let key = Self.queryKey(certificate, issuer: issuer) + (route.isEmpty ? "" : " via " + route)
+        let answered: Result<RevocationStatus, Unknown>? = await budget.run {
+            await store.coalesced(key) {
+                let result = await Self.query(
+                    certificate,
+                    issuer: issuer,
+                    responder: responder,
+                    fetcher: fetcher,
+                    at: time,
+                    clockSkew: clockSkew
                 )
-            } catch let error as RevocationFetchError {
-                return .failure(Unknown(why: "OCSP: \(error)"))
-            } catch {
-                return .failure(Unknown(why: "OCSP: the answer of \(responder) cannot be used: \(error)"))
+                // Kept, or remembered as failed, by the query itself, so also when the budget ran out before it ended.
+                switch result {
+                case .success(let status): store.store(status, for: certificateID)
+                case .failure(let unknown) where unknown.sourceFailed:
+                    store.rememberFailure(of: source, why: unknown.why, at: time)
+                case .failure: break
+                }
+                return result
             }
+        }
+        guard let queried = answered else {
+            return .failure(Unknown(why: "OCSP: " + Self.outOfBudget(responder, budget)))
         }
         switch queried {
         case .success(let status):
-            self.store.store(status, for: certificateID)
             return .success(self.made(certificate, status, .url(responder), cached: false))
         case .failure(let unknown):
             return .failure(unknown)
+        }
+    }
+
+    /// A source as failures and fetches in flight are remembered: its URL, and the route when not direct.
+    static func source(_ url: String, route: String) -> String {
+        route.isEmpty ? url : url + " via " + route
+    }
+
+    /// One OCSP query to `responder` for `certificate`, and its verified answer.
+    private static func query(
+        _ certificate: Certificate,
+        issuer: Certificate,
+        responder: String,
+        fetcher: any RevocationFetching,
+        at time: Date,
+        clockSkew: TimeInterval
+    ) async -> Result<RevocationStatus, Unknown> {
+        do {
+            let request = try OCSPRequest(certificate: certificate, issuer: issuer)
+            let fetch =
+                if let url = request.getURL(responder: responder) {
+                    RevocationFetchRequest(
+                        kind: .ocsp,
+                        url: url,
+                        maximumResponseSize: Self.maximumOCSPResponseSize
+                    )
+                } else {
+                    RevocationFetchRequest(
+                        kind: .ocsp,
+                        url: responder,
+                        body: request.derBytes,
+                        maximumResponseSize: Self.maximumOCSPResponseSize
+                    )
+                }
+            let bytes = try await fetcher.fetch(fetch)
+            let response = try OCSPResponse(derEncoded: bytes, maximumSize: Self.maximumOCSPResponseSize)
+            return .success(
+                try response.status(
+                    for: request,
+                    certificate: certificate,
+                    issuer: issuer,
+                    at: time,
+                    clockSkew: clockSkew
+                )
+            )
+        } catch let error as RevocationFetchError {
+            return .failure(Unknown(why: "OCSP: \(error)", sourceFailed: true))
+        } catch {
+            return .failure(Unknown(why: "OCSP: the answer of \(responder) cannot be used: \(error)"))
         }
     }
 }

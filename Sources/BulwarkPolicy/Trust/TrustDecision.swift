@@ -80,6 +80,12 @@ public struct TrustRefusal: Error, Sendable, CustomStringConvertible {
         set { self.presented = .summaries(newValue) }
     }
 
+    /// The presented certificates themselves, when the refusal kept them rather than their summaries.
+    package var presentedCertificates: [Certificate]? {
+        if case .certificates(let certificates) = self.presented { return certificates }
+        return nil
+    }
+
     private enum Presented: Sendable {
         case summaries([CertificateSummary])
         case certificates([Certificate])

@@ -40,6 +40,18 @@ public struct PolicyLintRule: Hashable, Sendable, CustomStringConvertible {
         self.explanation = explanation
     }
 
+    /// Whether a policy must say `"insecure": true` to be accepted with a finding of this rule: in a signed bundle
+    /// (at signing and when a client applies it) for every rule of severity error. The decoder itself refuses the
+    /// options that weaken trust by construction (``validationDisabled``, ``hostNotValidated``,
+    /// ``httpsToHTTPRedirect``) in any policy file without the flag.
+    public var requiresInsecure: Bool { self.severity == .error && self != .invalidPolicy }
+
+    /// The rules whose options weaken trust by construction: the decoder refuses them in any policy file that does
+    /// not say `"insecure": true`, whatever the date.
+    public static let weakeningByConstruction: [PolicyLintRule] = [
+        .validationDisabled, .hostNotValidated, .httpsToHTTPRedirect,
+    ]
+
     /// `BWP001 single-pin`.
     public var description: String { "\(self.code) \(self.name)" }
 

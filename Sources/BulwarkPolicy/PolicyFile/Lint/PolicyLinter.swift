@@ -35,26 +35,55 @@ public struct PolicyLinter: Sendable {
         if let other = policy.otherHosts {
             context.checkEvaluator(other, host: nil, at: "/otherHosts")
         }
+        // The broad-pattern rule holds for every list of host patterns, not only the trust patterns: a wildcard over
+        // a public suffix in the allowlist, the redirect hosts or a credential scope opens as much.
         for (index, entry) in (policy.allowlist ?? []).enumerated() {
+            context.checkPattern(entry.pattern, at: "/allowlist/\(index)")
             context.checkAllowlistEntry(entry, at: "/allowlist/\(index)")
         }
-        if let redirects = policy.redirects, redirects.allowsHTTPSToHTTP {
-            context.add(
-                .httpsToHTTPRedirect,
-                "/redirects/allowHTTPSToHTTP",
-                "redirects from https to http are followed; every later hop travels unencrypted"
+        if let redirects = policy.redirects {
+            for (index, pattern) in redirects.allowedHosts.enumerated() {
+                context.checkPattern(pattern, at: "/redirects/allowedHosts/\(index)")
+            }
+            if redirects.allowsHTTPSToHTTP {
+                context.add(
+                    .httpsToHTTPRedirect,
+                    "/redirects/allowHTTPSToHTTP",
+                    "redirects from https to http are followed; every later hop travels unencrypted"
+                )
+            }
+        }
+        for scope in policy.credentialScopes {
+            guard case .hosts(let patterns, _, _) = scope.rule else { continue }
+            for (index, pattern) in patterns.enumerated() {
+                context.checkPattern(
+                    pattern,
+                    at: "/credentialScopes/" + PolicyFile.pointerToken(scope.name) + "/hosts/\(index)"
+                )
+            }
+        }
+        for entry in policy.clientCertificates {
+            context.checkPattern(
+                entry.pattern,
+                at: "/clientCertificates/" + PolicyFile.pointerToken(entry.pattern.description)
             )
         }
         if let proxy = policy.proxy {
             context.checkProxy(proxy.setting, at: "/proxy")
             for host in proxy.hosts {
-                context.checkProxy(
-                    host.setting,
-                    at: "/proxy/hosts/" + PolicyFile.pointerToken(host.pattern.description)
-                )
+                let pointer = "/proxy/hosts/" + PolicyFile.pointerToken(host.pattern.description)
+                context.checkPattern(host.pattern, at: pointer)
+                context.checkProxy(host.setting, at: pointer)
             }
         }
         return context.findings
+    }
+
+    /// The findings of `policy` that need `"insecure": true` (``PolicyLintRule/requiresInsecure``) when it does not
+    /// say so; none when it does. What a signed bundle's policy is refused for.
+    public func findingsRequiringInsecure(in policy: PolicyFile) -> [PolicyLintFinding] {
+        guard !policy.insecure else { return [] }
+        return self.lint(policy).filter(\.rule.requiresInsecure)
     }
 
     /// Public suffixes under which a wildcard covers hosts of many owners. A partial, built-in list (the public suffix

@@ -7,12 +7,26 @@
 /// the issuer and verified before use; a fetcher must never be handed the URL of anything else.
 ///
 /// Conform to feed revocation data from elsewhere (a cache service, a stapled response once NIOSSL exposes it).
+///
+/// > Note: Bulwark's own fetcher sends each fetch the way of the connection being verified (through its HTTP proxy;
+/// > none at all through a SOCKS5 or HTTPS proxy). A fetcher of your own is not told that way: it must choose its
+/// > own, and should say which in ``route``. The checks of an HTTPS proxy's own certificate fetch directly.
 public protocol RevocationFetching: Sendable {
     /// Fetches `request` and returns the response body.
     ///
     /// - Throws: ``RevocationFetchError`` when there is no body to return; the check then treats the status as
     ///   unknown.
     func fetch(_ request: RevocationFetchRequest) async throws(RevocationFetchError) -> [UInt8]
+
+    /// The way a fetch made now would go (a proxy's scheme, host and port; never its credentials), or an empty
+    /// string when it goes direct. Read in the task of the evaluation, before fetching: failures remembered and
+    /// fetches in flight are kept apart by it, so what happened on one route never answers for another.
+    var route: String { get }
+}
+
+extension RevocationFetching {
+    /// Direct: a fetcher that knows of no proxy.
+    public var route: String { "" }
 }
 
 /// One fetch of revocation data.

@@ -1,4 +1,5 @@
 import Foundation
+import SwiftASN1
 import X509
 
 extension OCSPResponse {
@@ -28,8 +29,17 @@ extension OCSPResponse {
         }
         let source = try self.checkSigner(responderID, algorithm: algorithm, issuer: issuer, at: time, skew: clockSkew)
         let responder = source.hasPrefix("the OCSP responder") ? source : "the OCSP responder \"\(source)\""
-        guard let answer = self.responses.first(where: { $0.certificateID == request.certificateID }) else {
+        let answers = self.responses.filter { $0.certificateID == request.certificateID }
+        // Two answers about one certificate that disagree: a signed "revoked" among them is believed (the responder
+        // said it), whatever order they come in; "good" beside "unknown" is neither.
+        guard let answer = answers.first(where: { $0.certificateStatus.revocationTime != nil }) ?? answers.first else {
             throw .noMatchingResponse(responder: responder)
+        }
+        guard
+            answer.certificateStatus.revocationTime != nil
+                || answers.allSatisfy({ $0.certificateStatus == answer.certificateStatus })
+        else {
+            throw .malformed("OCSP response", detail: "it holds answers about the certificate that disagree")
         }
         if let sent = request.nonce, let echoed = self.nonce, sent != echoed {
             throw .nonceMismatch
@@ -128,6 +138,22 @@ extension OCSPResponse {
         guard let usages, usages.contains(.ocspSigning) else {
             throw refuse("its certificate lacks the extended key usage OCSPSigning")
         }
+        // A responder's key answers OCSP queries and nothing more: not one that may issue certificates too, nor one
+        // whose certificate limits it in ways Bulwark cannot read.
+        let constraints: BasicConstraints?
+        do {
+            constraints = try delegate.extensions.basicConstraints
+        } catch {
+            throw refuse("its certificate's basic constraints cannot be read")
+        }
+        if case .some(.isCertificateAuthority) = constraints {
+            throw refuse("its certificate is a CA certificate")
+        }
+        if let unknown = delegate.extensions.first(where: {
+            $0.critical && !Self.knownDelegateExtensions.contains($0.oid)
+        }) {
+            throw refuse("its certificate has an unknown critical extension (\(unknown.oid))")
+        }
         guard delegate.notValidBefore <= time + skew, time - skew <= delegate.notValidAfter else {
             throw refuse(
                 "its certificate is valid from \(delegate.notValidBefore.formatted(.iso8601)) to "
@@ -135,6 +161,13 @@ extension OCSPResponse {
             )
         }
     }
+
+    /// The extensions a delegated responder's certificate may mark critical: basic constraints, key usage, extended
+    /// key usage, subject alternative names, certificate policies, name constraints, and `id-pkix-ocsp-nocheck`.
+    private static let knownDelegateExtensions: Set<ASN1ObjectIdentifier> = [
+        [2, 5, 29, 19], [2, 5, 29, 15], [2, 5, 29, 37], [2, 5, 29, 17], [2, 5, 29, 32], [2, 5, 29, 30],
+        [1, 3, 6, 1, 5, 5, 7, 48, 1, 5],
+    ]
 
     private static func matches(_ certificate: Certificate, _ responderID: ResponderID) -> Bool {
         switch responderID {
