@@ -72,8 +72,9 @@ public struct BulwarkError: Error, Hashable, Sendable, CustomStringConvertible, 
         /// is resolved or connected.
         public static let invalidConfiguration = Code("invalid_configuration")
         /// The proxy answered the tunnel request with something that is not a proxy protocol, sent bytes after
-        /// granting the tunnel and before the TLS handshake, or closed the connection during the proxy handshake; the
-        /// description names the proxy (`host:port`).
+        /// granting the tunnel and before the TLS handshake, or closed the connection during the proxy handshake, or
+        /// an HTTPS proxy's TLS ended with an alert about a client certificate (the proxy's, never read as the
+        /// origin's); the description names the proxy (`host:port`).
         public static let proxyHandshakeFailed = Code("proxy_handshake_failed")
         /// The proxy refused the tunnel: an HTTP status other than 2xx (named in the description, with the proxy), or
         /// a SOCKS5 reply other than success (in words: "host unreachable", "connection not allowed by ruleset").

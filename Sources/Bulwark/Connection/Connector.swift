@@ -57,12 +57,7 @@ struct Connector: Sendable {
         let signal = CertificateRequestSignal()
         let context = try Self.handshakeContext(settings: settings, host: nil, identity: nil, signal: signal)
         self.handshakeContexts.giveBack(
-            HandshakeContexts.Lent(
-                kind: .withoutCertificate,
-                context: context,
-                certificateRequest: signal,
-                generation: 0
-            )
+            HandshakeContexts.Lent(kind: .withoutCertificate, context: context, certificateRequest: signal)
         )
     }
 
@@ -172,6 +167,7 @@ struct Connector: Sendable {
         }
         let (connectHost, connectPort) = self.resolve(host: host, port: port)
         let connectLimit = Self.limit(self.settings.timeouts.connect, by: deadline)
+        let contexts = self.handshakeContexts
         let installTLS: @Sendable (any Channel) throws -> Void = { channel in
             let tlsHandler = try NIOSSLClientHandler(
                 context: lent.context,
@@ -184,7 +180,13 @@ struct Connector: Sendable {
                     verification.verify(certificates, promise: promise)
                 }
             )
-            // Named: through an HTTPS proxy the channel holds the proxy's TLS handler too, before this one.
+            // Through an HTTPS proxy the channel holds the proxy's TLS handler too, before this one: its alerts are
+            // told from the origin's, and the origin's handler is named.
+            if let proxy, proxy.endpoint.kind == .https {
+                try channel.pipeline.syncOperations.addHandler(
+                    ProxyTLSAlertHandler(host: host, proxy: proxy.authority)
+                )
+            }
             try channel.pipeline.syncOperations.addHandler(tlsHandler, name: Self.originTLSHandlerName)
             let observer = HandshakeObserver(
                 onCompleted: { negotiated in
@@ -225,11 +227,12 @@ struct Connector: Sendable {
         // each way, on every new connection.
         let handshakeTimeout = self.settings.timeouts.tlsHandshake
         let minimumVersion = self.settings.tls.minimumVersion
-        let contexts = self.handshakeContexts
         return
             channel
             .flatMapError { error -> EventLoopFuture<any Channel> in
                 handshakePromise.fail(error)
+                // No TLS byte went out on this context: it can serve the next handshake.
+                contexts.giveBack(lent)
                 return eventLoop.makeFailedFuture(
                     Self.mapConnectError(error, host: host, port: port, deadlineBound: connectLimit.deadlineBound)
                 )
@@ -395,6 +398,16 @@ struct Connector: Sendable {
             // On the channel's event loop: the bootstrap's group is that one loop.
             let handler: HTTPExchangeHandler
             do {
+                // Through an HTTPS proxy, every TLS alert on this channel is the proxy's.
+                if let proxy, proxy.endpoint.kind == .https {
+                    try channel.pipeline.syncOperations.addHandler(
+                        ProxyTLSAlertHandler(host: host, proxy: proxy.authority)
+                    )
+                }
+                // Below the HTTP encoder: the proxy's token goes into the heads' bytes, never into a String.
+                if let proxy, proxy.endpoint.speaksHTTP, let credentials = proxy.credentials {
+                    try channel.pipeline.syncOperations.addHandler(ProxyAuthorizationWriter(credentials: credentials))
+                }
                 handler = try Self.addHTTP1Handlers(
                     to: channel.pipeline.syncOperations,
                     host: host,

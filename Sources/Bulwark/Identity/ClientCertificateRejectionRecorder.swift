@@ -23,7 +23,10 @@ final class ClientCertificateRejectionRecorder: ChannelInboundHandler, Sendable 
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        if let alert = HandshakeFailure.clientCertificateAlert(in: error) {
+        // An HTTPS proxy's alert, already named as the proxy's (ProxyTLSAlertHandler): kept for the streams too.
+        if let error = error as? BulwarkError, error.code == .proxyHandshakeFailed {
+            self.rejection.withLockedValue { $0 = $0 ?? error }
+        } else if let alert = HandshakeFailure.clientCertificateAlert(in: error) {
             let rejection = HandshakeFailure.clientCertificateRejected(
                 host: self.host,
                 authority: self.authority,

@@ -27,14 +27,15 @@ extension Connector {
     /// page refusing a client certificate is read as that refusal only from a connection whose server asked (issue 39).
     ///
     /// A context goes back when its handshake has completed: its callback cannot fire again for that connection
-    /// (NIOSSL's clients refuse renegotiation, and BoringSSL's clients do no post-handshake authentication). The
-    /// context of a failed handshake is not lent again. Contexts are kept by kind: without a client certificate
+    /// (NIOSSL's clients refuse renegotiation, and BoringSSL's clients do no post-handshake authentication); and when
+    /// the connection failed before any TLS byte (no handshake ran on it). The context of a failed handshake is not
+    /// lent again. Contexts are kept by kind: without a client certificate
     /// (named hosts), per identity and host (the context holds the identity's chain and key; BoringSSL takes a
     /// reference to the key object, it does not copy the key), and per IP-address host without a certificate (such a
     /// connection sends no SNI name, so its callback is the only place that knows the host for the withheld event).
-    /// At most ``idlePerKind`` idle contexts of a kind and ``capacity`` kinds are kept: beyond that, a context is made
-    /// for the handshake and dropped after it. So a client making one connection at a time uses one context of a kind,
-    /// and one making 32 at once, at most 32.
+    /// At most ``idlePerKind`` idle contexts of a kind are kept, and ``capacity`` kinds (a new kind takes the place
+    /// of another's idle contexts). So a client making one connection at a time uses one context of a kind, and one
+    /// making 32 at once, at most 32.
     final class HandshakeContexts: Sendable {
         enum Kind: Hashable, Sendable {
             case withoutCertificate
@@ -47,7 +48,6 @@ extension Connector {
             let kind: Kind
             let context: NIOSSLContext
             let certificateRequest: CertificateRequestSignal
-            let generation: Int
         }
 
         static let capacity = 256
@@ -55,9 +55,10 @@ extension Connector {
 
         private struct State {
             var idle: [Kind: [Lent]] = [:]
-            /// Counts ``forget(except:)`` calls: a context lent before the last one is not taken back, so a handshake
-            /// that was under way then cannot bring a forgotten identity's key back.
-            var generation = 0
+            /// The identities in use since the last ``forget(except:)``, nil before any: a context of another
+            /// identity is not taken back, whenever it was lent, so a handshake under way (or a connection chosen)
+            /// before a rotation cannot bring a forgotten identity's key back.
+            var current: Set<ClientIdentity>?
         }
 
         private let state = NIOLockedValueBox(State())
@@ -66,44 +67,45 @@ extension Connector {
 
         /// An idle context of `kind`, or a new one from `make`, given the signal its callback must set.
         func lend(_ kind: Kind, make: (CertificateRequestSignal) throws -> NIOSSLContext) rethrows -> Lent {
-            let (idle, generation) = self.state.withLockedValue { ($0.idle[kind]?.popLast(), $0.generation) }
+            let idle = self.state.withLockedValue { state -> Lent? in
+                guard var contexts = state.idle[kind], let lent = contexts.popLast() else { return nil }
+                state.idle[kind] = contexts.isEmpty ? nil : contexts
+                return lent
+            }
             if let idle { return idle }
             let signal = CertificateRequestSignal()
-            return Lent(kind: kind, context: try make(signal), certificateRequest: signal, generation: generation)
+            return Lent(kind: kind, context: try make(signal), certificateRequest: signal)
         }
 
-        /// Takes back a context whose handshake has completed, to lend it again.
+        /// Takes back a context whose handshake has completed (or never began), to lend it again. Beyond
+        /// ``capacity`` kinds, the idle contexts of another kind are forgotten to make room.
         func giveBack(_ lent: Lent) {
             lent.certificateRequest.reset()
             self.state.withLockedValue { state in
-                guard lent.generation == state.generation else { return }
-                guard state.idle[lent.kind] != nil || state.idle.count < Self.capacity else { return }
+                if case .identity(let identity, _) = lent.kind, let current = state.current,
+                    !current.contains(identity)
+                {
+                    return
+                }
                 var contexts = state.idle[lent.kind] ?? []
                 guard contexts.count < Self.idlePerKind else { return }
+                if contexts.isEmpty, state.idle.count >= Self.capacity, let other = state.idle.keys.first {
+                    state.idle[other] = nil
+                }
                 contexts.append(lent)
                 state.idle[lent.kind] = contexts
             }
         }
 
-        /// Forgets the contexts of identities not in `current`: connections still open keep theirs, and the key
-        /// object is freed (and zeroized by BoringSSL's allocator) when the last of them is gone.
+        /// Forgets the contexts of identities not in `current`, and takes none of theirs back from now on:
+        /// connections still open keep theirs, and the key object is freed (and zeroized by BoringSSL's allocator)
+        /// when the last of them is gone.
         func forget(except current: Set<ClientIdentity>) {
             self.state.withLockedValue { state in
-                state.generation += 1
+                state.current = current
                 state.idle = state.idle.filter { kind, _ in
                     guard case .identity(let identity, _) = kind else { return true }
                     return current.contains(identity)
-                }
-                // What stays is lent again under the new generation.
-                for (kind, contexts) in state.idle {
-                    state.idle[kind] = contexts.map {
-                        Lent(
-                            kind: $0.kind,
-                            context: $0.context,
-                            certificateRequest: $0.certificateRequest,
-                            generation: state.generation
-                        )
-                    }
                 }
             }
         }

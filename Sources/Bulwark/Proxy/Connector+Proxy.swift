@@ -302,7 +302,8 @@ extension Connector {
 extension RequestExecutor {
     /// A plain-HTTP request for an HTTP or HTTPS proxy: the absolute-form target (`http://host:port/path?query`, RFC 9112
     /// section 3.2.2) and, when the proxy has credentials, `Proxy-Authorization: Basic` (sent with every request, as
-    /// the proxy reads it and drops it before forwarding).
+    /// the proxy reads it and drops it before forwarding), whose token the connection's ``ProxyAuthorizationWriter``
+    /// writes from the credentials' bytes in place of its marker: the token is never in a `String`.
     static func absoluteFormHead(
         method: HTTPMethod,
         headers: HTTPHeaders,
@@ -311,10 +312,8 @@ extension RequestExecutor {
     ) -> HTTPRequestHead {
         var headers = headers
         headers.remove(name: "proxy-authorization")
-        if let credentials = proxy.credentials {
-            var buffer = ByteBuffer()
-            _ = credentials.withBasicBytes { Base64Writer.write($0, into: &buffer) }
-            headers.add(name: "proxy-authorization", value: "Basic " + String(buffer: buffer))
+        if proxy.credentials != nil {
+            headers.add(name: ProxyAuthorizationWriter.headerName, value: "Basic " + ProxyAuthorizationWriter.marker)
         }
         let uri = "http://" + target.hostHeader + target.pathAndQuery
         return HTTPRequestHead(version: .http1_1, method: method, uri: uri, headers: headers)

@@ -131,10 +131,13 @@ public struct HTTPRevocationFetcher: RevocationFetching {
         let target = route == nil ? url.pathAndQuery : "http://" + url.origin.authority + url.pathAndQuery
         var head = HTTPRequestHead(version: .http1_1, method: body == nil ? .GET : .POST, uri: target)
         head.headers.add(name: "Host", value: url.origin.authority)
-        if withCredentials, let credentials = route?.credentials {
-            var buffer = ByteBuffer()
-            _ = credentials.withBasicBytes { Base64Writer.write($0, into: &buffer) }
-            head.headers.add(name: "Proxy-Authorization", value: "Basic " + String(buffer: buffer))
+        // The token itself is written by the connection's ProxyAuthorizationWriter, never into a String.
+        let credentials = withCredentials ? route?.credentials : nil
+        if credentials != nil {
+            head.headers.add(
+                name: ProxyAuthorizationWriter.headerName,
+                value: "Basic " + ProxyAuthorizationWriter.marker
+            )
         }
         head.headers.add(name: "User-Agent", value: "Bulwark")
         head.headers.add(name: "Accept", value: request.accept)
@@ -152,6 +155,11 @@ public struct HTTPRevocationFetcher: RevocationFetching {
             .connectTimeout(timeout)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
+                    if let credentials {
+                        try channel.pipeline.syncOperations.addHandler(
+                            ProxyAuthorizationWriter(credentials: credentials)
+                        )
+                    }
                     try channel.pipeline.syncOperations.addHTTPClientHandlers()
                     try channel.pipeline.syncOperations.addHandler(handler)
                 }
