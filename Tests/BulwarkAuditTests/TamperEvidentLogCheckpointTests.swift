@@ -214,8 +214,8 @@ struct TamperEvidentLogCheckpointTests {
 }
 
 /// The log reads its file with read(2), not Foundation's `FileManager.contents(atPath:)`, which leaked a 4 KiB buffer
-/// per log opened (found by the event-log fuzz target under LeakSanitizer; the fuzz smoke in scripts/test, built with
-/// AddressSanitizer, guards the leak itself).
+/// per log opened (found by the event-log fuzz target under LeakSanitizer; CI's fuzz smoke, scripts/fuzz-smoke, built
+/// with AddressSanitizer, guards the leak itself).
 @Suite("Tamper-evident log: reading the file it appends to")
 struct TamperEvidentLogFileReadingTests {
     @Test func aFileIsReadWholeWhateverItsSize() throws {
