@@ -80,14 +80,7 @@ struct RevocationFetchHardeningTests {
         let responder = try await ScriptedProxyServer.start(.reply(body, close: true))
         let url = "http://127.0.0.1:\(responder.port)/list.crl"
         let leaf = try Self.leaf(chain, naming: url, at: Date())
-        let evaluator = RevocationTrustEvaluator(
-            .default(roots: .custom([chain.root.certificate])),
-            method: .crl,
-            mode: .soft,
-            fetcher: HTTPRevocationFetcher(timeout: .seconds(10)),
-            // Not about time: the whole in-process run can keep the cooperative pool busy for seconds.
-            budget: .seconds(60)
-        )
+        let evaluator = Self.evaluator(chain, mode: .soft)
         let decision = await evaluator.evaluate(
             [leaf, intermediate.certificate],
             forHost: "victim.bulwark.test",
@@ -166,24 +159,8 @@ struct RevocationFetchHardeningTests {
         let garbage = Array("HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\n0000".utf8)
         let responder = try await ScriptedProxyServer.start(unusable ? .reply(garbage, close: true) : .close)
         let leaf = try Self.leaf(chain, naming: "http://127.0.0.1:\(responder.port)/list.crl", at: now)
-        let evaluator = RevocationTrustEvaluator(
-            .default(roots: .custom([chain.root.certificate])),
-            method: .crl,
-            mode: .soft,
-            fetcher: HTTPRevocationFetcher(timeout: .seconds(10)),
-            // Not about time: the whole in-process run can keep the cooperative pool busy for seconds.
-            budget: .seconds(60)
-        )
-        var last = ""
-        for offset in [0.0, 1, 30] {
-            let decision = await evaluator.evaluate(
-                [leaf, intermediate.certificate],
-                forHost: "victim.bulwark.test",
-                at: now + offset
-            )
-            let trusted = try #require(decision.trustedChain)
-            last = trusted.notices.map { String(describing: $0) }.joined(separator: "\n")
-        }
+        let evaluator = Self.evaluator(chain, mode: .soft)
+        let last = await Self.noticesOfThreeChecks(evaluator, [leaf, intermediate.certificate], from: now)
         #expect(responder.connectionCount == 1, "\(last)")
         #expect(last.contains("not asked again"), "\(last)")
         // A minute later, the source is asked again.
@@ -217,6 +194,33 @@ struct RevocationFetchHardeningTests {
     // MARK: - The attack review's findings
 
     /// A leaf issued by `chain`'s intermediate whose CRL distribution point is `url`.
+    /// A CRL-checking evaluator over the real fetcher, trusting `chain`'s root.
+    static func evaluator(_ chain: TestChain, mode: RevocationTrustEvaluator.Mode) -> RevocationTrustEvaluator {
+        RevocationTrustEvaluator(
+            .default(roots: .custom([chain.root.certificate])),
+            method: .crl,
+            mode: mode,
+            fetcher: HTTPRevocationFetcher(timeout: .seconds(10)),
+            // Not about time: the whole in-process run can keep the cooperative pool busy for seconds.
+            budget: .seconds(60)
+        )
+    }
+
+    /// The notices of the last of three checks of `chain` at `now`, 1 s and 30 s later (within the negative cache's
+    /// minute); empty when the last was refused.
+    static func noticesOfThreeChecks(
+        _ evaluator: RevocationTrustEvaluator,
+        _ chain: [Certificate],
+        from now: Date
+    ) async -> String {
+        var last = ""
+        for offset in [0.0, 1, 30] {
+            let decision = await evaluator.evaluate(chain, forHost: "victim.bulwark.test", at: now + offset)
+            last = (decision.trustedChain?.notices ?? []).map { String(describing: $0) }.joined(separator: "\n")
+        }
+        return last
+    }
+
     /// A server that answers every connection with `body` as a 200 response, then closes it.
     static func serving(_ body: [UInt8]) async throws -> ScriptedProxyServer {
         let head = Array("HTTP/1.1 200 OK\r\nContent-Length: \(body.count)\r\n\r\n".utf8)
@@ -257,14 +261,7 @@ struct RevocationFetchHardeningTests {
         )
         let responder = try await Self.serving(der)
         let leaf = try Self.leaf(chain, naming: "http://127.0.0.1:\(responder.port)/list.crl", at: now)
-        let evaluator = RevocationTrustEvaluator(
-            .default(roots: .custom([chain.root.certificate])),
-            method: .crl,
-            mode: .soft,
-            fetcher: HTTPRevocationFetcher(timeout: .seconds(10)),
-            // Not about time: the whole in-process run can keep the cooperative pool busy for seconds.
-            budget: .seconds(60)
-        )
+        let evaluator = Self.evaluator(chain, mode: .soft)
         let socks = ProxyRoute(endpoint: try ProxyEndpoint(kind: .socks5, host: "127.0.0.1", port: 1), credentials: nil)
         let throughSOCKS = await RevocationFetchRoute.$proxy.withValue(socks) {
             await evaluator.evaluate([leaf, intermediate.certificate], forHost: "victim.bulwark.test", at: now)
@@ -298,23 +295,8 @@ struct RevocationFetchHardeningTests {
         let der = try builder.der(signedWith: P256.Signing.PrivateKey())
         let responder = try await Self.serving(der)
         let leaf = try Self.leaf(chain, naming: "http://127.0.0.1:\(responder.port)/list.crl", at: now)
-        let evaluator = RevocationTrustEvaluator(
-            .default(roots: .custom([chain.root.certificate])),
-            method: .crl,
-            mode: .soft,
-            fetcher: HTTPRevocationFetcher(timeout: .seconds(10)),
-            // Not about time: the whole in-process run can keep the cooperative pool busy for seconds.
-            budget: .seconds(60)
-        )
-        var last = ""
-        for offset in [0.0, 1, 30] {
-            let decision = await evaluator.evaluate(
-                [leaf, intermediate.certificate],
-                forHost: "victim.bulwark.test",
-                at: now + offset
-            )
-            last = (decision.trustedChain?.notices ?? []).map { String(describing: $0) }.joined(separator: "\n")
-        }
+        let evaluator = Self.evaluator(chain, mode: .soft)
+        let last = await Self.noticesOfThreeChecks(evaluator, [leaf, intermediate.certificate], from: now)
         #expect(responder.connectionCount == 1, "\(last)")
         #expect(last.contains("not asked again"), "\(last)")
         try await responder.shutdown()
