@@ -17,14 +17,7 @@ struct AuditHardeningTests {
     typealias Observation = InterceptionCheck.Observation
 
     static func verdict(_ proxied: Observation, _ direct: Observation) -> InterceptionCheck.Verdict {
-        InterceptionCheck(
-            host: "origin.bulwark.test",
-            port: 443,
-            proxy: "http://p:1",
-            throughProxy: proxied,
-            direct: direct
-        )
-        .verdict
+        InterceptionCheckTests.verdict(proxied, direct)
     }
 
     @Test("an interceptor's leaf presented beside the origin's real intermediate and its own same-named one is caught")
