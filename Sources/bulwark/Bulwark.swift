@@ -11,7 +11,7 @@ struct BulwarkCommand: AsyncParsableCommand {
             """,
         subcommands: [
             DemoCommand.self, FetchCommand.self, InspectCommand.self, PinCommand.self, LimboCommand.self,
-            LogCommand.self, RedirectCheckCommand.self, PolicyCommand.self, AuditCommand.self,
+            LogCommand.self, RedirectCheckCommand.self, PolicyCommand.self, AuditCommand.self, VerifyCommand.self,
         ]
     )
 }

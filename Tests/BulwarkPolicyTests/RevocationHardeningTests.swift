@@ -170,4 +170,179 @@ struct RevocationHardeningTests {
         #expect(list.byteCount >= 2 * list.signedBytes.count + list.signature.count + 200 * 64)
     }
 
+    @Test(
+        "a list that announces delta lists (freshest CRL) does not prove a certificate good on its own; it may still revoke"
+    )
+    func listAnnouncingDeltasIsNotCompleteProofOfGood() async throws {
+        // PKITS 4.15.4: the base list says good, the delta list revokes. Bulwark reads no delta lists, so a base list
+        // that names them answers only "revoked", never "good" (found by the PKITS run, issue 41).
+        var freshest = try CRLBuilder.distributionPoints(["http://crl.example.test/delta.crl"])
+        freshest = Certificate.Extension(oid: [2, 5, 29, 46], critical: false, value: freshest.value)
+        for revoking in [false, true] {
+            let store = RevocationStore()
+            store.load(try self.list(by: self.chain.root))
+            store.load(
+                try self.list(
+                    by: self.intermediate,
+                    revoking: revoking ? [self.chain.leaf.certificate] : [],
+                    extensions: [freshest]
+                )
+            )
+            let refusal = try #require(await self.evaluate(store).refusal)
+            if revoking {
+                #expect(refusal.reasons.map(\.code) == ["revoked"], "\(refusal)")
+            } else {
+                #expect(refusal.reasons.map(\.code) == ["revocation_unknown"], "\(refusal)")
+                #expect("\(refusal)".contains("delta"), "\(refusal)")
+            }
+        }
+    }
+
+    /// Serves one list for every fetch.
+    struct OneListFetcher: RevocationFetching {
+        let list: [UInt8]
+        func fetch(_ request: RevocationFetchRequest) async throws(RevocationFetchError) -> [UInt8] { self.list }
+    }
+
+    @Test(
+        "a certificate on hold in a list that announces deltas is revoked, not answered by an older list (review 3, 4a)"
+    )
+    func heldCertificateInDeltaAnnouncingListStaysRevoked() async throws {
+        var freshest = try CRLBuilder.distributionPoints(["http://crl.example.test/delta.crl"])
+        freshest = Certificate.Extension(oid: [2, 5, 29, 46], critical: false, value: freshest.value)
+        var held = CRLBuilder(
+            issuer: self.intermediate.certificate.subject,
+            thisUpdate: self.now - 600,
+            nextUpdate: self.now + 86_400
+        )
+        held.entries = [.init(self.chain.leaf.certificate.serialNumber, revokedAt: self.now - 600, reason: 6)]
+        held.extensions += [freshest]
+        let older = try self.list(by: self.intermediate, thisUpdate: self.now - 2 * 86_400)
+        for mode in [RevocationTrustEvaluator.Mode.hard, .soft] {
+            let store = RevocationStore()
+            store.load(try self.list(by: self.chain.root))
+            store.load(older)
+            store.load(try CertificateRevocationList(derEncoded: held.der(signedBy: self.intermediate)))
+            let evaluator = RevocationTrustEvaluator(
+                .default(roots: Chains.roots(self.chain)),
+                method: .crl,
+                mode: mode,
+                store: store
+            )
+            let decision = await evaluator.evaluate(self.chain.presentedChain, forHost: Chains.host, at: self.now)
+            let refusal = try #require(decision.refusal, "\(mode)")
+            #expect(refusal.reasons.map(\.code) == ["revoked"], "\(mode): \(refusal)")
+        }
+    }
+
+    @Test("a fetched list that announces deltas is kept: it still revokes the next certificate it lists (review 4b)")
+    func fetchedDeltaAnnouncingListIsKeptForTheCertificatesItRevokes() async throws {
+        let url = "http://crl.example.test/list.crl"
+        func leaf(_ name: String) throws -> TestIdentity {
+            var blueprint = CertificateBlueprint(
+                commonName: name,
+                privateKey: Certificate.PrivateKey(P256.Signing.PrivateKey()),
+                notBefore: self.now - 3_600,
+                notAfter: self.now + 86_400
+            )
+            blueprint.subjectAlternativeNames = [.dnsName(Chains.host)]
+            blueprint.extendedKeyUsage = [.serverAuth]
+            blueprint.extraExtensions = [try CRLBuilder.distributionPoints([url])]
+            return try blueprint.issue(issuer: self.intermediate)
+        }
+        let good = try leaf("good leaf")
+        let revoked = try leaf("revoked leaf")
+        var freshest = try CRLBuilder.distributionPoints(["http://crl.example.test/delta.crl"])
+        freshest = Certificate.Extension(oid: [2, 5, 29, 46], critical: false, value: freshest.value)
+        var builder = CRLBuilder(
+            issuer: self.intermediate.certificate.subject,
+            thisUpdate: self.now - 600,
+            nextUpdate: self.now + 86_400
+        )
+        builder.entries = [.init(revoked.certificate.serialNumber, revokedAt: self.now - 600, reason: 1)]
+        builder.extensions += [freshest]
+        let store = RevocationStore()
+        store.load(try self.list(by: self.chain.root))
+        let evaluator = RevocationTrustEvaluator(
+            .default(roots: Chains.roots(self.chain)),
+            method: .crl,
+            mode: .soft,
+            store: store,
+            fetcher: OneListFetcher(list: try builder.der(signedBy: self.intermediate))
+        )
+        let intermediate = self.intermediate.certificate
+        let first = await evaluator.evaluate([good.certificate, intermediate], forHost: Chains.host, at: self.now)
+        #expect(first.isTrusted)
+        let second = await evaluator.evaluate([revoked.certificate, intermediate], forHost: Chains.host, at: self.now)
+        let refusal = try #require(second.refusal)
+        #expect(refusal.reasons.map(\.code) == ["revoked"], "\(refusal)")
+    }
+
+    @Test("an older plain list does not answer good where a newer list names deltas (re-review 1)")
+    func olderPlainListDoesNotAnswerOverADeltaAnnouncingOne() async throws {
+        var freshest = try CRLBuilder.distributionPoints(["http://crl.example.test/delta.crl"])
+        freshest = Certificate.Extension(oid: [2, 5, 29, 46], critical: false, value: freshest.value)
+        let store = RevocationStore()
+        store.load(try self.list(by: self.chain.root))
+        store.load(try self.list(by: self.intermediate, thisUpdate: self.now - 2 * 86_400))
+        store.load(try self.list(by: self.intermediate, extensions: [freshest]))
+        let refusal = try #require(await self.evaluate(store).refusal)
+        #expect(refusal.reasons.map(\.code) == ["revocation_unknown"], "\(refusal)")
+        #expect("\(refusal)".contains("delta"), "\(refusal)")
+    }
+
+    /// Counts the fetches it serves.
+    final class CountingFetcher: RevocationFetching, @unchecked Sendable {
+        let list: [UInt8]
+        private let lock = NSLock()
+        private var fetches = 0
+        init(list: [UInt8]) { self.list = list }
+        var count: Int { self.lock.withLock { self.fetches } }
+        func fetch(_ request: RevocationFetchRequest) async throws(RevocationFetchError) -> [UInt8] {
+            self.lock.withLock { self.fetches += 1 }
+            return self.list
+        }
+    }
+
+    @Test("a kept list that names deltas is not fetched again on every handshake (re-review 2)")
+    func keptDeltaAnnouncingListIsNotFetchedAgain() async throws {
+        let url = "http://crl.example.test/list.crl"
+        var blueprint = CertificateBlueprint(
+            commonName: "a leaf",
+            privateKey: Certificate.PrivateKey(P256.Signing.PrivateKey()),
+            notBefore: self.now - 3_600,
+            notAfter: self.now + 86_400
+        )
+        blueprint.subjectAlternativeNames = [.dnsName(Chains.host)]
+        blueprint.extendedKeyUsage = [.serverAuth]
+        blueprint.extraExtensions = [try CRLBuilder.distributionPoints([url])]
+        let leaf = try blueprint.issue(issuer: self.intermediate)
+        var freshest = try CRLBuilder.distributionPoints(["http://crl.example.test/delta.crl"])
+        freshest = Certificate.Extension(oid: [2, 5, 29, 46], critical: false, value: freshest.value)
+        var builder = CRLBuilder(
+            issuer: self.intermediate.certificate.subject,
+            thisUpdate: self.now - 600,
+            nextUpdate: self.now + 86_400
+        )
+        builder.extensions += [freshest]
+        let fetcher = CountingFetcher(list: try builder.der(signedBy: self.intermediate))
+        let store = RevocationStore()
+        store.load(try self.list(by: self.chain.root))
+        let evaluator = RevocationTrustEvaluator(
+            .default(roots: Chains.roots(self.chain)),
+            method: .crl,
+            mode: .soft,
+            store: store,
+            fetcher: fetcher
+        )
+        for _ in 0..<3 {
+            let decision = await evaluator.evaluate(
+                [leaf.certificate, self.intermediate.certificate],
+                forHost: Chains.host,
+                at: self.now
+            )
+            #expect(decision.isTrusted)
+        }
+        #expect(fetcher.count == 1)
+    }
 }

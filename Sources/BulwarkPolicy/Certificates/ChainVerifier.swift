@@ -57,11 +57,16 @@ struct ChainVerifier: Sendable {
             // Next: it bounds the cost of RFC5280Policy's name-constraint check.
             NameConstraintBudgetPolicy()
             RFC5280Policy(fixedExpiryValidationTime: time)
-            WebPKIPolicy(
-                requireServerAuth: self.options.requireServerAuthExtendedKeyUsage,
-                maximumIntermediates: self.options.maximumIntermediates,
-                enforcesRootProfile: self.options.enforcesRootProfile
-            )
+            if self.options.profile == .rfc5280 {
+                RFC5280ProfilePolicy(purpose: self.options.purpose)
+            } else {
+                WebPKIPolicy(
+                    requireServerAuth: self.options.requireServerAuthExtendedKeyUsage,
+                    maximumIntermediates: self.options.maximumIntermediates,
+                    enforcesRootProfile: self.options.enforcesRootProfile,
+                    purpose: self.options.purpose
+                )
+            }
         }
     }
 
@@ -92,7 +97,10 @@ struct ChainVerifier: Sendable {
         at time: Date
     ) -> [TrustFailureReason] {
         var reasons: [TrustFailureReason] = []
-        var candidates = presented
+        // The certificates of the paths tried (and the leaf); all presented ones only when no path reached an anchor.
+        // Not always all of them: `bulwark verify` presents a whole directory, and one expired CA in it would be
+        // named as the reason every leaf is refused.
+        var candidates = failures.isEmpty ? Self.linkedFromLeaf(presented) : Array(presented.prefix(1))
         for failure in failures {
             for certificate in failure.chain where !candidates.contains(certificate) {
                 candidates.append(certificate)
@@ -193,17 +201,26 @@ struct ChainVerifier: Sendable {
         return nil
     }
 
-    /// Where a chain that reaches no trust anchor stops: the last certificate that can be linked from the leaf by
-    /// the presented certificates, and the issuer nobody presented or trusts.
-    static func whereChainStops(_ presented: [Certificate]) -> String {
-        guard var tip = presented.first else { return "the server presented no certificate" }
+    /// The leaf and the certificates linked from it by name, one issuer each, as ``whereChainStops(_:)`` follows
+    /// them.
+    static func linkedFromLeaf(_ presented: [Certificate]) -> [Certificate] {
+        guard var tip = presented.first else { return [] }
         var used: Set<Int> = [0]
+        var linked = [tip]
         while tip.issuer != tip.subject,
             let next = presented.indices.first(where: { !used.contains($0) && presented[$0].subject == tip.issuer })
         {
             used.insert(next)
             tip = presented[next]
+            linked.append(tip)
         }
+        return linked
+    }
+
+    /// Where a chain that reaches no trust anchor stops: the last certificate that can be linked from the leaf by
+    /// the presented certificates, and the issuer nobody presented or trusts.
+    static func whereChainStops(_ presented: [Certificate]) -> String {
+        guard let tip = Self.linkedFromLeaf(presented).last else { return "the server presented no certificate" }
         if tip.issuer == tip.subject {
             return "the chain ends at the self-signed certificate \(tip.subject), which is not a trusted root"
         }

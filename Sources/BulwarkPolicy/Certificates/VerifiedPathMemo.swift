@@ -29,9 +29,14 @@ final class VerifiedPathMemo: Sendable {
         let requireServerAuth: Bool
         let maximumIntermediates: Int?
         let enforcesRootProfile: Bool
+        /// See ``VerifierMemo/Key``: a path verified under one profile or purpose says nothing of another.
+        let profile: ValidationProfile
+        let purpose: CertificatePurpose
 
         init(presented: [Certificate], options: ValidationOptions) {
             self.presented = presented
+            self.profile = options.profile
+            self.purpose = options.purpose
             self.requireServerAuth = options.requireServerAuthExtendedKeyUsage
             self.maximumIntermediates = options.maximumIntermediates
             self.enforcesRootProfile = options.enforcesRootProfile
@@ -47,7 +52,8 @@ final class VerifiedPathMemo: Sendable {
         static func == (lhs: Key, rhs: Key) -> Bool {
             guard lhs.presented.count == rhs.presented.count, lhs.requireServerAuth == rhs.requireServerAuth,
                 lhs.maximumIntermediates == rhs.maximumIntermediates,
-                lhs.enforcesRootProfile == rhs.enforcesRootProfile
+                lhs.enforcesRootProfile == rhs.enforcesRootProfile, lhs.profile == rhs.profile,
+                lhs.purpose == rhs.purpose
             else { return false }
             for index in lhs.presented.indices where !lhs.presented[index].sharesTBSMemory(with: rhs.presented[index]) {
                 return false

@@ -17,9 +17,15 @@ final class VerifierMemo: Sendable {
         let requireServerAuth: Bool
         let maximumIntermediates: Int?
         let enforcesRootProfile: Bool
+        /// The profile and purpose choose the policies themselves: a verifier built for `bulwark verify`'s
+        /// `rfc5280` or `any` must never judge a handshake (the attack review of issue 41 found it did).
+        let profile: ValidationProfile
+        let purpose: CertificatePurpose
 
         init(second: Date, options: ValidationOptions) {
             self.second = second
+            self.profile = options.profile
+            self.purpose = options.purpose
             self.requireServerAuth = options.requireServerAuthExtendedKeyUsage
             self.maximumIntermediates = options.maximumIntermediates
             self.enforcesRootProfile = options.enforcesRootProfile

@@ -30,6 +30,8 @@ struct WebPKIPolicy: VerifierPolicy {
     var maximumIntermediates: Int?
     /// Refuse any extended key usage in the anchor (CA/Browser Forum root profile); see `ValidationOptions`.
     var enforcesRootProfile: Bool = false
+    /// What the leaf is for: `serverAuth` (as ``requireServerAuth`` says), `clientAuth` required, or any.
+    var purpose: CertificatePurpose = .server
 
     func chainMeetsPolicyRequirements(chain: UnverifiedCertificateChain) -> PolicyEvaluationResult {
         // By index, not `for certificate in chain`: the chain's iterator hands out whole copies of each
@@ -64,12 +66,26 @@ struct WebPKIPolicy: VerifierPolicy {
             guard count > 1 else { break }
             let failure: String?
             if index == 0 {
-                failure =
-                    self.requireServerAuth ? verdicts.leafRequiringServerAuth : verdicts.leafNotRequiringServerAuth
+                switch self.purpose.backing {
+                case .server:
+                    failure =
+                        self.requireServerAuth ? verdicts.leafRequiringServerAuth : verdicts.leafNotRequiringServerAuth
+                case .client:
+                    failure = verdicts.leafNotRequiringServerAuth ?? Self.checkClientLeaf(parsed)
+                case .any:
+                    failure = verdicts.leafNotRequiringServerAuth
+                }
             } else if isAnchor {
                 failure =
                     self.enforcesRootProfile
                     ? verdicts.anchorEnforcingRootProfile : verdicts.anchorNotEnforcingRootProfile
+            } else if self.purpose != .server {
+                // The cached verdict checks serverAuth last: without that failure, every other check passed.
+                let others = verdicts.intermediate == Self.intermediateLacksServerAuth ? nil : verdicts.intermediate
+                failure =
+                    others
+                    ?? (Self.intermediateAllows(self.purpose, parsed)
+                        ? nil : "extended key usage does not allow \(self.purpose == .client ? "clientAuth" : "")")
             } else {
                 failure = verdicts.intermediate
             }
@@ -168,13 +184,39 @@ struct WebPKIPolicy: VerifierPolicy {
         if let basic = certificate.extensions[oid: .X509ExtensionID.basicConstraints], !basic.critical {
             return "basic constraints of a CA must be critical"
         }
-        if let eku = try? parsed.extendedKeyUsage.get(), !eku.contains(.serverAuth) {
-            return "extended key usage does not allow serverAuth"
-        }
         if let failure = Self.checkParsableExtensions(parsed) ?? Self.checkCertificateSigning(parsed) {
             return failure
         }
-        return Self.checkConstraintsCriticality(certificate) ?? Self.checkSubjectAlternativeNameCriticality(certificate)
+        if let failure = Self.checkConstraintsCriticality(certificate)
+            ?? Self.checkSubjectAlternativeNameCriticality(certificate)
+        {
+            return failure
+        }
+        // Last, so that this failure means every other check passed (a client purpose checks the usage again).
+        if let eku = try? parsed.extendedKeyUsage.get(), !eku.contains(.serverAuth) {
+            return Self.intermediateLacksServerAuth
+        }
+        return nil
+    }
+
+    static let intermediateLacksServerAuth = "extended key usage does not allow serverAuth"
+
+    /// Whether an intermediate's extended key usage (when it has one) allows `purpose` (or any usage).
+    static func intermediateAllows(_ purpose: CertificatePurpose, _ parsed: ParsedExtensions) -> Bool {
+        guard let eku = try? parsed.extendedKeyUsage.get() else { return true }
+        switch purpose.backing {
+        case .server: return eku.contains(.serverAuth) || eku.contains(.any)
+        case .client: return eku.contains(.clientAuth) || eku.contains(.any)
+        case .any: return true
+        }
+    }
+
+    /// The leaf's check for a client: its extended key usage must list `clientAuth`.
+    static func checkClientLeaf(_ parsed: ParsedExtensions) -> String? {
+        guard let eku = try? parsed.extendedKeyUsage.get() else {
+            return "no extended key usage (clientAuth is required)"
+        }
+        return eku.contains(.clientAuth) ? nil : "extended key usage does not include clientAuth"
     }
 
     static func checkAnchor(

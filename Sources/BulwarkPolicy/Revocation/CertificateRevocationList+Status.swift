@@ -25,8 +25,15 @@ extension CertificateRevocationList {
             throw .stale(nextUpdate: nextUpdate, evaluatedAt: time)
         }
         try self.checkScope(certificate)
+        let entry = self.entry(for: certificate.serialNumber)
+        // Delta lists (RFC 5280 5.2.4, 5.2.6) can revoke what the base list does not list, and Bulwark reads none:
+        // where the list or the certificate names them, only a listed certificate is an answer (a certificate on
+        // hold is answered as revoked, as without deltas: a delta that releases it is not read, which fails closed).
+        if entry == nil, self.announcesDeltaLists || certificate.extensions[oid: OID.freshestCRL] != nil {
+            throw .deltaListsNotRead(namedBy: self.announcesDeltaLists ? "the revocation list" : "the certificate")
+        }
         return .listAnswer(
-            self.entry(for: certificate.serialNumber),
+            entry,
             issuer: self.issuer,
             thisUpdate: self.thisUpdate,
             nextUpdate: nextUpdate
@@ -78,6 +85,12 @@ extension CertificateRevocationList {
         guard !self.scope.uris.isEmpty || self.scope.namesOtherThanURIs else { return }
         let points = (try? CRLDistributionPoints.uris(of: certificate)) ?? []
         guard !points.isEmpty, !Set(points).isDisjoint(with: self.scope.uris) else {
+            if self.scope.uris.isEmpty {
+                throw .outOfScope(
+                    "its distribution point is named by a directory name or a name relative to the issuer, and "
+                        + "Bulwark matches distribution points by URI only"
+                )
+            }
             throw .outOfScope(
                 "its distribution point (\(self.scope.uris.joined(separator: ", "))) is not one the certificate names"
             )

@@ -40,6 +40,9 @@ public struct CertificateRevocationList: Sendable {
     /// The algorithm that signed the list.
     public let signatureAlgorithm: Certificate.SignatureAlgorithm
     let scope: IssuingDistributionPoint
+    /// Whether the list names delta lists (a freshest-CRL extension): Bulwark reads none, so such a list can prove
+    /// a certificate revoked but never good (RFC 5280 5.2.6: the complete status is the base plus its deltas).
+    public let announcesDeltaLists: Bool
     /// The DER bytes the signature covers (`TBSCertList`).
     public let signedBytes: [UInt8]
     /// The signature's bytes (for ECDSA, the DER `ECDSA-Sig-Value`).
@@ -101,10 +104,12 @@ public struct CertificateRevocationList: Sendable {
         authorityKeyIdentifier: [UInt8]?,
         signatureAlgorithm: Certificate.SignatureAlgorithm,
         scope: IssuingDistributionPoint,
+        announcesDeltaLists: Bool,
         signedBytes: [UInt8],
         signature: [UInt8],
         entries: [Certificate.SerialNumber: Entry]
     ) {
+        self.announcesDeltaLists = announcesDeltaLists
         self.issuer = issuer
         self.thisUpdate = thisUpdate
         self.nextUpdate = nextUpdate
@@ -295,6 +300,7 @@ extension CertificateRevocationList {
                 authorityKeyIdentifier: keyIdentifier,
                 signatureAlgorithm: algorithm,
                 scope: scope,
+                announcesDeltaLists: seen.contains(OID.freshestCRL),
                 signedBytes: Array(tbsNode.encodedBytes),
                 signature: signature,
                 entries: entries
@@ -304,6 +310,17 @@ extension CertificateRevocationList {
 
     private static func parseEntry(_ node: ASN1Node, listVersion: Int) throws -> Entry {
         try DER.sequence(node, identifier: .sequence) { nodes in
+            // A negative serial number refuses the whole list (strict, issue 39 item 4), in these words rather than
+            // the decoder's ("an integer is not encoded minimally").
+            var peek = nodes
+            if let first = peek.next(), first.identifier == .integer, case .primitive(let content) = first.content,
+                let high = content.first, high & 0x80 != 0
+            {
+                throw RevocationError.malformed(
+                    "revocation list",
+                    detail: "an entry has a negative serial number (RFC 5280 4.1.2.2: serial numbers are positive)"
+                )
+            }
             let serial = try ArraySlice<UInt8>(derEncoded: &nodes)
             let revocationDate = try Self.readTime(&nodes, field: "revocationDate")
             var reason: RevocationReason?

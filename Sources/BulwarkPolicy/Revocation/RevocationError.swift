@@ -25,6 +25,7 @@ public struct RevocationError: Error, Hashable, Sendable, CustomStringConvertibl
         case unknownToResponder(responder: String)
         case issuerMismatch(certificateIssuer: String, issuer: String)
         case requestMismatch
+        case deltaListsNotRead(namedBy: String)
     }
 
     private let backing: Backing
@@ -152,8 +153,14 @@ public struct RevocationError: Error, Hashable, Sendable, CustomStringConvertibl
     /// The OCSP request was made for another certificate than the one being checked.
     public static let requestMismatch = RevocationError(.requestMismatch)
 
+    /// The list or the certificate (`namedBy`) names delta lists (a freshest-CRL extension), which Bulwark does not
+    /// read: the complete list alone can show a certificate revoked, never good.
+    public static func deltaListsNotRead(namedBy: String) -> RevocationError {
+        RevocationError(.deltaListsNotRead(namedBy: namedBy))
+    }
+
     /// A stable label of the failure: `malformed`, `too_large`, `unsupported`, `unknown_critical_extension`,
-    /// `wrong_issuer`, `issuer_cannot_sign_lists`, `bad_signature`, `weak_signature`, `not_yet_valid`, `stale`,
+    /// `wrong_issuer`, `issuer_cannot_sign_lists`, `delta_crls_unsupported`, `bad_signature`, `weak_signature`, `not_yet_valid`, `stale`,
     /// `missing_next_update`, `out_of_scope`, and for OCSP `responder_error`, `no_matching_response`,
     /// `unauthorized_responder`, `nonce_mismatch`, `unknown_to_responder`, `issuer_mismatch` or `request_mismatch`.
     public var code: String {
@@ -177,6 +184,7 @@ public struct RevocationError: Error, Hashable, Sendable, CustomStringConvertibl
         case .unknownToResponder: return "unknown_to_responder"
         case .issuerMismatch: return "issuer_mismatch"
         case .requestMismatch: return "request_mismatch"
+        case .deltaListsNotRead: return "delta_crls_unsupported"
         }
     }
 
@@ -225,6 +233,9 @@ public struct RevocationError: Error, Hashable, Sendable, CustomStringConvertibl
             return "the certificate was issued by \"\(certificateIssuer)\", not by \"\(issuer)\", given as its issuer"
         case .requestMismatch:
             return "the OCSP request was made for another certificate than the one being checked"
+        case .deltaListsNotRead(let namedBy):
+            return "\(namedBy) names delta CRLs (a freshest CRL), which Bulwark does not read, so the complete list "
+                + "alone cannot show that the certificate is not revoked"
         }
     }
 }

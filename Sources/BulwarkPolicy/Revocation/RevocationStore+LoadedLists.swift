@@ -64,10 +64,16 @@ extension RevocationStore {
             // One list per issuer, the usual case, is checked without sorting (a warm check allocates nothing more).
             let newestFirst =
                 self.lists.count == 1 ? self.lists : self.lists.sorted(by: { $0.thisUpdate > $1.thisUpdate })
+            // A newer list that verified, is current and covers the certificate but names delta lists (which are not
+            // read) leaves older lists only "revoked" to say: their "good" is older than what the deltas may say.
+            var deltas: RevocationError?
             for list in newestFirst {
                 do {
-                    return .success(try list.status(of: certificate, issuer: issuer, at: time, clockSkew: clockSkew))
+                    let status = try list.status(of: certificate, issuer: issuer, at: time, clockSkew: clockSkew)
+                    if deltas != nil, status.revocation == nil { continue }
+                    return .success(status)
                 } catch {
+                    if error.code == "delta_crls_unsupported", deltas == nil { deltas = error }
                     if unsigned == nil { unsigned = error }
                     if signed == nil, list.isSigned(by: issuer) { signed = error }
                 }

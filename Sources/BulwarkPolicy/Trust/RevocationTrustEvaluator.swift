@@ -319,10 +319,16 @@ extension RevocationTrustEvaluator {
             return .failure(Unknown(why: reasons.joined(separator: "; ")))
         }
         for url in http {
-            if let kept = self.store.list(fetchedFrom: url),
-                let status = try? kept.status(of: certificate, issuer: issuer, at: time, clockSkew: self.clockSkew)
-            {
-                return .success(self.made(certificate, status, .url(url), cached: true))
+            if let kept = self.store.list(fetchedFrom: url) {
+                do {
+                    let status = try kept.status(of: certificate, issuer: issuer, at: time, clockSkew: self.clockSkew)
+                    return .success(self.made(certificate, status, .url(url), cached: true))
+                } catch  where ["out_of_scope", "delta_crls_unsupported"].contains(error.code) {
+                    // Current and verified (these are found after the time and signature checks), it cannot answer
+                    // for this certificate; fetching it again would bring the same list.
+                    reasons.append("CRL: the list kept from \(url) cannot be used: \(error)")
+                    continue
+                } catch {}
             }
             guard let fetcher = self.fetcher else {
                 reasons.append("CRL: no current list from \(url) is kept and network access is disabled")
@@ -353,7 +359,11 @@ extension RevocationTrustEvaluator {
                         do {
                             _ = try list.status(of: certificate, issuer: issuer, at: time, clockSkew: clockSkew)
                             store.store(list, fetchedFrom: url)
-                        } catch let error as RevocationError where error.code == "out_of_scope" {
+                        } catch let error as RevocationError
+                            where ["out_of_scope", "delta_crls_unsupported"].contains(error.code)
+                        {
+                            // The list is sound; it only cannot answer for this certificate (the next one it may
+                            // revoke), so it is kept and the source is not counted as failed.
                             store.store(list, fetchedFrom: url)
                         } catch {
                             result = .failure(

@@ -16,6 +16,14 @@ public struct ValidationOptions: Sendable, Hashable {
     /// on, since its anchors stand for publicly-trusted roots.
     public var enforcesRootProfile: Bool = false
 
+    /// The rules a path is held to: ``ValidationProfile/webPKI`` (the default, what every handshake uses) or
+    /// ``ValidationProfile/rfc5280`` (path validation alone, for `bulwark verify --profile rfc5280`).
+    public var profile: ValidationProfile = .webPKI
+
+    /// What the leaf is checked for. ``CertificatePurpose/server`` by default; under the web PKI profile,
+    /// ``requireServerAuthExtendedKeyUsage`` decides whether `serverAuth` must be listed.
+    public var purpose: CertificatePurpose = .server
+
     /// The secure defaults.
     public init() {}
 }
