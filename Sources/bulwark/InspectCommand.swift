@@ -1,6 +1,7 @@
 import ArgumentParser
 import Bulwark
 import Foundation
+import X509
 
 struct InspectCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -53,6 +54,7 @@ struct InspectCommand: AsyncParsableCommand {
             if let trusted = stream.serverTrust.trustedChain {
                 self.printChain("Verified chain", trusted.certificates.map(CertificateSummary.init))
                 self.printRevocation(trusted.notices)
+                try self.printTransparency(trusted.certificates, notices: trusted.notices)
                 for notice in trusted.notices where notice.revocationCheck == nil && notice.unknownRevocation == nil {
                     print("Notice: \(notice)")
                 }
@@ -95,6 +97,21 @@ struct InspectCommand: AsyncParsableCommand {
                 print("      why:        \(unknown.reason)")
             }
         }
+    }
+
+    /// Every SCT of the leaf: its log (or "unknown log <id>"), the log's operator, when, and whether it verified;
+    /// then whether Chrome's policy is met. The log list is the one the check used, else `--ct-logs` or the policy's.
+    private func printTransparency(_ chain: [Certificate], notices: [TrustNotice]) throws {
+        guard chain.count >= 2 else { return }
+        let logs = try self.policy.logList() ?? CertificateTransparencyLogList(logs: [])
+        let check =
+            notices.compactMap(\.certificateTransparency).first
+            ?? CertificateTransparencyPolicy.chrome.check(chain[0], issuer: chain[1], logs: logs, at: Date())
+        print("Certificate Transparency (\(check.entries.count) SCT\(check.entries.count == 1 ? "" : "s")):")
+        for entry in check.entries {
+            print("  \(entry)")
+        }
+        print("  policy: \(check.failure.map { "not met: \($0)" } ?? "met (Chrome's rule)")")
     }
 
     private func printChain(_ title: String, _ chain: [CertificateSummary]) {

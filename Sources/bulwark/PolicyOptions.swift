@@ -53,6 +53,44 @@ struct PolicyOptions: ParsableArguments {
     )
     var pkcs12File: String?
 
+    @Option(
+        name: .customLong("ct"),
+        help: ArgumentHelp(
+            "Certificate Transparency: enforce (refuse a certificate whose SCTs do not meet Chrome's policy), report "
+                + "(say so and go on) or off.",
+            discussion: "The SCTs embedded in the certificate are verified with the keys of the --ct-logs list. "
+                + "With --policy, its certificateTransparency section and each host's mode decide instead.",
+            valueName: "enforce|report|off"
+        )
+    )
+    var certificateTransparency: CertificateTransparencyOption?
+
+    @Option(
+        name: .customLong("ct-logs"),
+        help: ArgumentHelp(
+            "A Certificate Transparency log list: the public log list's v3 JSON, or a flat list of logs naming their "
+                + "operators.",
+            valueName: "file"
+        )
+    )
+    var certificateTransparencyLogs: String?
+
+    /// The log list of `--ct-logs`, or of the `--policy` file, or nil.
+    func logList() throws -> CertificateTransparencyLogList? {
+        if let path = self.certificateTransparencyLogs {
+            guard let data = FileManager.default.contents(atPath: path) else {
+                throw ValidationError("--ct-logs: cannot read \"\(path)\"")
+            }
+            do {
+                return try CertificateTransparencyLogList(jsonData: data)
+            } catch {
+                throw ValidationError("--ct-logs \(path): \(error)")
+            }
+        }
+        guard let path = self.policyFile else { return nil }
+        return try PolicyFile(contentsOfFile: path).certificateTransparency
+    }
+
     /// The client configuration of `--policy FILE`, or else one whose policy covers exactly `host` (with revocation
     /// checking as `revocation` says); `--tls13`, `--cert`/`--key`/`--p12` and `--resolve` apply to both.
     func configuration(host: String, revocation: RevocationOption = .off) throws -> BulwarkClient.Configuration {
@@ -86,6 +124,11 @@ struct PolicyOptions: ParsableArguments {
         if !self.caFiles.isEmpty || !self.pins.isEmpty || self.allowSinglePin {
             throw ValidationError("--policy replaces --ca, --pin and --allow-single-pin: give the policy file or those")
         }
+        if self.certificateTransparency != nil {
+            throw ValidationError(
+                "--ct does not apply with --policy: its certificateTransparency section and each host's mode decide"
+            )
+        }
         return try BulwarkClient.Configuration(policyFile: path)
     }
 
@@ -108,12 +151,22 @@ struct PolicyOptions: ParsableArguments {
                 roots: roots
             )
         }
-        let checked: any ServerTrustEvaluating =
+        var checked: any ServerTrustEvaluating =
             switch revocation {
             case .off: evaluator
             case .soft: evaluator.checkingRevocation(mode: .soft)
             case .hard: evaluator.checkingRevocation(mode: .hard)
             }
+        if let mode = self.certificateTransparency, mode != .off {
+            guard let logs = try self.logList() else {
+                throw ValidationError("--ct \(mode.rawValue) needs --ct-logs FILE: the logs whose SCTs count")
+            }
+            checked = CertificateTransparencyTrustEvaluator(
+                checked,
+                logs: logs,
+                mode: mode == .enforce ? .enforce : .reportOnly
+            )
+        }
         return BulwarkClient.Configuration(
             trust: ServerTrustManager(patterns: [(try HostPattern.exact(host), checked)])
         )
@@ -177,6 +230,13 @@ enum RevocationOption: String, ExpressibleByArgument, CaseIterable {
             + "answers are signed), with a 3 s timeout per fetch.",
         valueName: "hard|soft|off"
     )
+}
+
+/// `--ct`: what a certificate whose SCTs do not meet the policy does.
+enum CertificateTransparencyOption: String, ExpressibleByArgument, CaseIterable {
+    case enforce
+    case report
+    case off
 }
 
 /// Exit statuses per failure class, shared by `fetch` and `inspect`.

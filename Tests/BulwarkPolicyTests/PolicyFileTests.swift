@@ -86,7 +86,7 @@ struct PolicyFileTests {
 
     @Test func everyValidExampleDecodesAndRoundTrips() throws {
         let files = try PolicyExamples.files(in: PolicyExamples.valid)
-        #expect(files.count == 6)
+        #expect(files.count == 7)
         for file in files {
             let path = PolicyExamples.valid.appending(path: file).path
             let policy = try PolicyFile(contentsOfFile: path)

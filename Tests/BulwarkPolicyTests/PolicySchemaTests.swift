@@ -55,7 +55,7 @@ struct PolicySchemaTests {
             #expect(decoded == !file.contains("/invalid/"), "\(file)")
             if decoded { valid += 1 }
         }
-        #expect(valid == 7)
+        #expect(valid == 8)
     }
 
     @Test func theLintersSARIFValidatesAgainstTheSARIF210Schema() async throws {

@@ -23,6 +23,8 @@ struct SecurityEventDetailsTests {
             (.expires, "expires"), (.signers, "signers"), (.bytes, "bytes"),
             (.failures, "failures"),
             (.dropped, "dropped"), (.capacity, "capacity"), (.proxy, "proxy"), (.schemes, "schemes"),
+            (.sctsCounted, "scts_counted"), (.sctsFound, "scts_found"), (.logOperators, "log_operators"),
+            (.ctVerdict, "ct_verdict"),
         ]
         #expect(SecurityEvent.DetailKey.all == table.map(\.0))
         for (key, code) in table {

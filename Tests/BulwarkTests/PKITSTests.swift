@@ -162,13 +162,7 @@ struct PKITSTests {
         }
         let table = Self.table(outcomes)
         let readme = try String(contentsOf: ExternalPeers.repositoryRoot.appending(path: "README.md"), encoding: .utf8)
-        let begin = "<!-- pkits:begin -->\n"
-        let end = "<!-- pkits:end -->"
-        let committed = readme.range(of: begin).flatMap { start in
-            readme.range(of: end, range: start.upperBound..<readme.endIndex).map {
-                String(readme[start.upperBound..<$0.lowerBound])
-            }
-        }
+        let committed = ReadmeBlock.committed("pkits", in: readme)
         #expect(committed == table, "the README's PKITS table differs from this run's:\n\(table)")
     }
 

@@ -11,6 +11,7 @@ let fuzzTargets: [String: @Sendable (FuzzInput) -> Void] = [
     "crl": CRLTarget.run,
     "ocsp": OCSPTarget.run,
     "encoders": EncodersTarget.run,
+    "sct": SCTTarget.run,
 ]
 
 /// The target chosen at start-up; read by the libFuzzer callback, which cannot capture context.

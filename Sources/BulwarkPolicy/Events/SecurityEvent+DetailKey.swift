@@ -75,6 +75,17 @@ extension SecurityEvent {
         /// Why it was revoked, an RFC 5280 reason name (text).
         public static let revocationReason = DetailKey("revocation_reason")
 
+        // Certificate Transparency.
+
+        /// How many of the leaf's SCTs counted toward the policy (text, a number).
+        public static let sctsCounted = DetailKey("scts_counted")
+        /// How many SCTs the leaf carries (text, a number).
+        public static let sctsFound = DetailKey("scts_found")
+        /// The distinct operators of the counted SCTs' logs, comma-separated (text).
+        public static let logOperators = DetailKey("log_operators")
+        /// `met` or `not_met` (text).
+        public static let ctVerdict = DetailKey("ct_verdict")
+
         // Sign-out.
 
         /// How many credentials a sign-out removed (number).
@@ -123,7 +134,7 @@ extension SecurityEvent {
             .fetchedFrom,
             .revocationStatus, .nextUpdate, .revokedAt, .revocationReason, .credentials, .cookies, .connectionsClosed,
             .clientIdentities, .version, .expires, .signers, .bytes, .failures, .dropped,
-            .capacity, .proxy, .schemes,
+            .capacity, .proxy, .schemes, .sctsCounted, .sctsFound, .logOperators, .ctVerdict,
         ]
 
         /// Keys order by their ``code``.

@@ -57,6 +57,13 @@ public struct SecurityEvent: Sendable, CustomStringConvertible {
         /// A certificate's revocation status could not be established (no list, a stale or broken one); in soft
         /// mode the handshake went on, in hard mode it was refused.
         public static let revocationUnknown = Kind("revocation_unknown")
+        /// The leaf's SCTs were checked against the Certificate Transparency policy (details: SCTs found and counted,
+        /// the operators, the verdict).
+        public static let certificateTransparencyChecked = Kind("ct_checked")
+        /// The leaf does not meet the Certificate Transparency policy and the connection went on (report-only mode,
+        /// or a stale log list); in enforce mode the handshake is refused (`trust_refused`, reason
+        /// `ct_policy_not_met`).
+        public static let certificateTransparencyNotMet = Kind("ct_policy_not_met")
         /// A certificate of the chain is revoked: the handshake was refused.
         public static let certificateRevoked = Kind("certificate_revoked")
 
@@ -104,7 +111,7 @@ public struct SecurityEvent: Sendable, CustomStringConvertible {
             .secretMemoryNotLocked, .eventsDropped, .revocationChecked, .revocationUnknown, .certificateRevoked,
             .clientCertificateSent, .clientCertificateWithheld, .clientIdentityUpdated, .policyUpdated,
             .policyUpdateRefused, .policyFallback, .policyStale, .proxyConnected, .proxyRefused, .proxyAuthRequired,
-            .proxyUntrusted,
+            .proxyUntrusted, .certificateTransparencyChecked, .certificateTransparencyNotMet,
         ]
 
         /// The ``name``.

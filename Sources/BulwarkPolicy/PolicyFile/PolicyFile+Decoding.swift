@@ -81,7 +81,7 @@ private struct PolicyFileDecoder {
 
     static let topLevelKeys: Set<String> = [
         "format", "insecure", "hosts", "otherHosts", "tls", "allowlist", "redirects", "credentialScopes",
-        "clientCertificates", "proxy",
+        "clientCertificates", "proxy", "certificateTransparency",
     ]
 
     mutating func document(_ json: PolicyJSON) throws(PolicyFileError) -> PolicyFile {
@@ -141,6 +141,21 @@ private struct PolicyFileDecoder {
         if let proxy = members["proxy"] {
             policy.proxy = try self.proxy(proxy)
         }
+        if let transparency = members["certificateTransparency"] {
+            policy.certificateTransparency = try self.logList(transparency, at: "/certificateTransparency")
+        }
+        if policy.certificateTransparency == nil,
+            let (pointer, _) = Self.evaluatorsAsking(policy).first
+        {
+            throw PolicyFileError(
+                .invalidValue,
+                pointer: pointer + "/certificateTransparency",
+                line: self.lines[pointer + "/certificateTransparency"] ?? json.line,
+                detail:
+                    "this host asks for Certificate Transparency, and the policy has no \"certificateTransparency\" "
+                    + "log list to check it against"
+            )
+        }
         policy.source.lines = self.lines
         policy.source.directory = self.directory
         try Self.refuseWeakening(policy)
@@ -188,7 +203,9 @@ private struct PolicyFileDecoder {
         return result
     }
 
-    static let commonEvaluatorKeys: Set<String> = ["evaluator", "revocation", "validation"]
+    static let commonEvaluatorKeys: Set<String> = [
+        "evaluator", "revocation", "validation", "certificateTransparency",
+    ]
     static let evaluatorKeys: [String: Set<String>] = [
         "default": ["roots", "validateHost"],
         "publicKeys": [
@@ -242,6 +259,19 @@ private struct PolicyFileDecoder {
         }
         if let revocation = fields["revocation"] {
             evaluator.revocation = try self.revocation(revocation, at: pointer + "/revocation")
+        }
+        if let transparency = fields["certificateTransparency"] {
+            switch try self.string(transparency, at: pointer + "/certificateTransparency") {
+            case "enforce": evaluator.certificateTransparency = .enforce
+            case "report": evaluator.certificateTransparency = .reportOnly
+            case "off": evaluator.certificateTransparency = .off
+            default:
+                throw self.invalid(
+                    transparency,
+                    at: pointer + "/certificateTransparency",
+                    "Certificate Transparency is \"enforce\", \"report\" or \"off\""
+                )
+            }
         }
         switch kind {
         case .publicKeys:
@@ -473,6 +503,105 @@ private struct PolicyFileDecoder {
             revocation.networkAccessDisabled = try self.bool(disabled, at: pointer + "/networkAccessDisabled")
         }
         return revocation
+    }
+
+    // MARK: - Certificate Transparency
+
+    /// The evaluators (by JSON pointer) that check Certificate Transparency, members of composites included.
+    static func evaluatorsAsking(_ policy: PolicyFile) -> [(String, PolicyFile.Evaluator)] {
+        func walk(_ evaluator: PolicyFile.Evaluator, _ pointer: String) -> [(String, PolicyFile.Evaluator)] {
+            let own = (evaluator.certificateTransparency ?? .off) != .off ? [(pointer, evaluator)] : []
+            return own
+                + evaluator.members.enumerated().flatMap { walk($0.element, pointer + "/evaluators/\($0.offset)") }
+        }
+        var found: [(String, PolicyFile.Evaluator)] = []
+        for host in policy.hosts {
+            found += walk(host.evaluator, "/hosts/" + PolicyFile.pointerToken(host.pattern.description))
+        }
+        if let other = policy.otherHosts { found += walk(other, "/otherHosts") }
+        return found
+    }
+
+    /// `{"expires": "YYYY-MM-DD", "logs": [{"key", "operator", "description", "state", "stateTimestamp",
+    /// "temporalInterval": {"start", "end"}}]}`.
+    mutating func logList(
+        _ json: PolicyJSON,
+        at pointer: String
+    ) throws(PolicyFileError)
+        -> CertificateTransparencyLogList
+    {
+        let fields = try self.object(json, at: pointer, allowed: ["logs", "expires"])
+        guard let logsJSON = fields["logs"] else { throw self.missing("logs", in: pointer, line: json.line) }
+        var list = CertificateTransparencyLogList(logs: [])
+        if let expires = fields["expires"] {
+            list.expires = try self.date(expires, at: pointer + "/expires")
+        }
+        for (index, item) in try self.array(logsJSON, at: pointer + "/logs").enumerated() {
+            let at = pointer + "/logs/\(index)"
+            let log = try self.object(
+                item,
+                at: at,
+                allowed: ["key", "operator", "description", "state", "stateTimestamp", "temporalInterval"]
+            )
+            guard let keyJSON = log["key"] else { throw self.missing("key", in: at, line: item.line) }
+            guard let key = Data(base64Encoded: try self.string(keyJSON, at: at + "/key")), !key.isEmpty else {
+                throw self.invalid(keyJSON, at: at + "/key", "a log's key is its SubjectPublicKeyInfo in base64 (DER)")
+            }
+            guard CertificateTransparencyLog.isUsableKey(Array(key)) else {
+                throw self.invalid(
+                    keyJSON,
+                    at: at + "/key",
+                    "a log's key is an ECDSA P-256 or RSA (2048 bits or more) key"
+                )
+            }
+            guard let operatorJSON = log["operator"] else { throw self.missing("operator", in: at, line: item.line) }
+            var entry = CertificateTransparencyLog(
+                key: Array(key),
+                operatorName: try self.string(operatorJSON, at: at + "/operator"),
+                name: try log["description"].map { json throws(PolicyFileError) in
+                    try self.string(json, at: at + "/description")
+                } ?? "log \(index)"
+            )
+            guard list.log(withID: entry.logID) == nil else {
+                throw self.invalid(keyJSON, at: at + "/key", "the same log key is listed twice")
+            }
+            var stateTimestamp: Date?
+            if let timestamp = log["stateTimestamp"] {
+                stateTimestamp = try self.date(timestamp, at: at + "/stateTimestamp")
+            }
+            if let stateJSON = log["state"] {
+                switch try self.string(stateJSON, at: at + "/state") {
+                case "usable": entry.state = .usable
+                case "qualified": entry.state = .qualified
+                case "readonly": entry.state = .readOnly(since: stateTimestamp)
+                case "retired":
+                    guard let stateTimestamp else {
+                        throw self.missing("stateTimestamp", in: at, line: item.line)
+                    }
+                    entry.state = .retired(at: stateTimestamp)
+                default:
+                    throw self.invalid(
+                        stateJSON,
+                        at: at + "/state",
+                        "a log's state is \"usable\", \"qualified\", \"readonly\" or \"retired\""
+                    )
+                }
+            }
+            if let intervalJSON = log["temporalInterval"] {
+                let interval = try self.object(intervalJSON, at: at + "/temporalInterval", allowed: ["start", "end"])
+                guard let start = interval["start"], let end = interval["end"] else {
+                    throw self.missing("start\" and \"end", in: at + "/temporalInterval", line: intervalJSON.line)
+                }
+                let from = try self.date(start, at: at + "/temporalInterval/start")
+                let to = try self.date(end, at: at + "/temporalInterval/end")
+                guard from < to else {
+                    throw self.invalid(intervalJSON, at: at + "/temporalInterval", "the interval ends before it starts")
+                }
+                entry.temporalInterval = from..<to
+            }
+            list.logs.append(entry)
+        }
+        return list
     }
 
     // MARK: - Client settings

@@ -49,7 +49,45 @@ extension PolicyFile {
             }
             members.append(.init("proxy", .object(fields)))
         }
+        if let list = self.certificateTransparency {
+            var fields: [PolicyJSON.Member] = []
+            if let expires = list.expires { fields.append(.init("expires", .string(PolicyFile.formatDay(expires)))) }
+            fields.append(.init("logs", .array(list.logs.map(Self.encode))))
+            members.append(.init("certificateTransparency", .object(fields)))
+        }
         return members
+    }
+
+    private static func encode(_ log: CertificateTransparencyLog) -> PolicyJSON {
+        var fields: [PolicyJSON.Member] = [
+            .init("key", .string(Data(log.key).base64EncodedString())),
+            .init("operator", .string(log.operatorName)),
+            .init("description", .string(log.name)),
+        ]
+        switch log.state.backing {
+        case .usable: break
+        case .qualified: fields.append(.init("state", .string("qualified")))
+        case .readOnly(let since):
+            fields.append(.init("state", .string("readonly")))
+            if let since { fields.append(.init("stateTimestamp", .string(PolicyFile.formatDay(since)))) }
+        case .retired(let at):
+            fields.append(.init("state", .string("retired")))
+            fields.append(.init("stateTimestamp", .string(PolicyFile.formatDay(at))))
+        case .other(let name):
+            fields.append(.init("state", .string(name)))
+        }
+        if let interval = log.temporalInterval {
+            fields.append(
+                .init(
+                    "temporalInterval",
+                    .object([
+                        .init("start", .string(PolicyFile.formatDay(interval.lowerBound))),
+                        .init("end", .string(PolicyFile.formatDay(interval.upperBound))),
+                    ])
+                )
+            )
+        }
+        return PolicyJSON(.object(fields))
     }
 
     private static func encode(_ evaluator: Evaluator) -> PolicyJSON {
@@ -119,6 +157,11 @@ extension PolicyFile {
             ]
             if revocation.networkAccessDisabled { fields.append(.init("networkAccessDisabled", .bool(true))) }
             members.append(.init("revocation", .object(fields)))
+        }
+        if let transparency = evaluator.certificateTransparency {
+            members.append(
+                .init("certificateTransparency", .string(transparency == .reportOnly ? "report" : "\(transparency)"))
+            )
         }
         return PolicyJSON(.object(members))
     }

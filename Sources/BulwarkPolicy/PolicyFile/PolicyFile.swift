@@ -52,6 +52,9 @@ public struct PolicyFile: Hashable, Sendable {
     public var clientCertificates: [ClientCertificate] = []
     /// The proxy requests go through; nil keeps the client's default (none).
     public var proxy: Proxy? = nil
+    /// The Certificate Transparency logs trusted by the hosts whose evaluator says `"certificateTransparency"`; nil
+    /// for none (such a host is then refused when the file is read).
+    public var certificateTransparency: CertificateTransparencyLogList? = nil
     /// Where each value was written (line per JSON pointer) and the directory relative file paths start from.
     package var source = Source()
 
@@ -263,6 +266,9 @@ extension PolicyFile {
         public var options: ValidationOptions = ValidationOptions()
         /// A revocation check after the evaluator trusts a chain; nil for none.
         public var revocation: Revocation? = nil
+        /// A Certificate Transparency check (against the file's log list) after the evaluator trusts a chain; nil for
+        /// none.
+        public var certificateTransparency: CertificateTransparencyTrustEvaluator.Mode? = nil
 
         /// An evaluator of `kind` with the default settings.
         public init(kind: Kind) {

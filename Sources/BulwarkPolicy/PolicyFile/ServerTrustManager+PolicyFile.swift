@@ -105,6 +105,20 @@ extension PolicyFile.Evaluator {
                 validateHost: self.validateHost
             )
         }
+        let checked = try self.withRevocation(base, fetcher: fetcher, pointer: pointer, policy: policy)
+        guard let mode = self.certificateTransparency, mode != .off else { return checked }
+        // Decoding refuses a host asking for CT in a policy without a log list; an evaluator built in code gets the
+        // list of the policy it is made for, and none (so every SCT is from an unknown log) without one.
+        let logs = policy?.certificateTransparency ?? CertificateTransparencyLogList(logs: [])
+        return CertificateTransparencyTrustEvaluator(checked, logs: logs, mode: mode)
+    }
+
+    private func withRevocation(
+        _ base: any ServerTrustEvaluating,
+        fetcher: (any RevocationFetching)?,
+        pointer: String,
+        policy: PolicyFile?
+    ) throws(PolicyFileError) -> any ServerTrustEvaluating {
         guard let revocation = self.revocation else { return base }
         if !revocation.networkAccessDisabled && fetcher == nil {
             throw PolicyFileError(

@@ -31,6 +31,7 @@ public struct TrustFailureReason: Hashable, Sendable, CustomStringConvertible {
         case misconfigured(detail: String)
         case revoked(certificate: String, serialNumber: String, revokedAt: Date, reason: String?, source: String)
         case revocationUnknown(certificate: String, detail: String)
+        case certificateTransparencyNotMet(certificate: String, detail: String)
     }
 
     private let backing: Backing
@@ -136,6 +137,12 @@ public struct TrustFailureReason: Hashable, Sendable, CustomStringConvertible {
         TrustFailureReason(.revocationUnknown(certificate: certificate, detail: detail))
     }
 
+    /// The leaf's embedded SCTs do not meet the Certificate Transparency policy (enforced); `detail` names the SCTs
+    /// found, their logs and what the policy needed.
+    public static func certificateTransparencyNotMet(certificate: String, detail: String) -> TrustFailureReason {
+        TrustFailureReason(.certificateTransparencyNotMet(certificate: certificate, detail: detail))
+    }
+
     /// A stable, bounded, value-free label of the reason, for metrics, logs and comparisons: `empty_chain`,
     /// `chain_too_long`, `untrusted_chain`, `expired`, `not_yet_valid`, `weak_key`, `weak_signature`,
     /// `hostname_mismatch`, `invalid_host`, `pin_mismatch`, `certificate_not_pinned`, `host_not_evaluated`,
@@ -158,6 +165,7 @@ public struct TrustFailureReason: Hashable, Sendable, CustomStringConvertible {
         case .misconfigured: return "misconfigured"
         case .revoked: return "revoked"
         case .revocationUnknown: return "revocation_unknown"
+        case .certificateTransparencyNotMet: return "ct_policy_not_met"
         }
     }
 
@@ -170,7 +178,7 @@ public struct TrustFailureReason: Hashable, Sendable, CustomStringConvertible {
         switch self.backing {
         case .expired(let certificate, _, _), .notYetValid(let certificate, _, _), .weakKey(let certificate, _, _, _),
             .weakSignature(let certificate, _), .revoked(let certificate, _, _, _, _),
-            .revocationUnknown(let certificate, _):
+            .revocationUnknown(let certificate, _), .certificateTransparencyNotMet(let certificate, _):
             return certificate
         default:
             return nil
@@ -197,7 +205,9 @@ public struct TrustFailureReason: Hashable, Sendable, CustomStringConvertible {
     /// What is wrong, in words, for `invalid_host`, `misconfigured` and `revocation_unknown`; `nil` for the other reasons.
     public var detail: String? {
         switch self.backing {
-        case .invalidHost(_, let detail), .misconfigured(let detail), .revocationUnknown(_, let detail): return detail
+        case .invalidHost(_, let detail), .misconfigured(let detail), .revocationUnknown(_, let detail),
+            .certificateTransparencyNotMet(_, let detail):
+            return detail
         default: return nil
         }
     }
@@ -261,6 +271,8 @@ public struct TrustFailureReason: Hashable, Sendable, CustomStringConvertible {
         case .revocationUnknown(let certificate, let detail):
             return "the revocation status of certificate \(certificate) could not be established (\(detail)), and "
                 + "hard revocation checking requires it"
+        case .certificateTransparencyNotMet(let certificate, let detail):
+            return "certificate \(certificate) does not meet the Certificate Transparency policy: \(detail)"
         }
     }
 

@@ -17,6 +17,8 @@ public struct TrustNotice: Hashable, Sendable, CustomStringConvertible {
         case defaultValidationSkipped(host: String)
         case revocationChecked(host: String, check: RevocationCheck)
         case revocationUnknown(host: String, certificate: String, why: String)
+        case certificateTransparencyChecked(host: String, check: CertificateTransparencyCheck)
+        case certificateTransparencyNotMet(host: String, detail: String)
     }
 
     private let backing: Backing
@@ -70,6 +72,8 @@ public struct TrustNotice: Hashable, Sendable, CustomStringConvertible {
         case .defaultValidationSkipped: return "default_validation_skipped"
         case .revocationChecked: return "revocation_checked"
         case .revocationUnknown: return "revocation_unknown"
+        case .certificateTransparencyChecked: return "ct_checked"
+        case .certificateTransparencyNotMet: return "ct_policy_not_met"
         }
     }
 
@@ -77,6 +81,24 @@ public struct TrustNotice: Hashable, Sendable, CustomStringConvertible {
     /// until when.
     public static func revocationChecked(host: String, check: RevocationCheck) -> TrustNotice {
         TrustNotice(.revocationChecked(host: host, check: check))
+    }
+
+    /// The leaf's SCTs were checked against the Certificate Transparency policy.
+    public static func certificateTransparencyChecked(host: String, check: CertificateTransparencyCheck) -> TrustNotice
+    {
+        TrustNotice(.certificateTransparencyChecked(host: host, check: check))
+    }
+
+    /// The leaf does not meet the Certificate Transparency policy and the connection went on (report-only, or a
+    /// stale log list).
+    public static func certificateTransparencyNotMet(host: String, detail: String) -> TrustNotice {
+        TrustNotice(.certificateTransparencyNotMet(host: host, detail: detail))
+    }
+
+    /// What the Certificate Transparency check found, for `ct_checked`; `nil` for the other notices.
+    public var certificateTransparency: CertificateTransparencyCheck? {
+        if case .certificateTransparencyChecked(_, let check) = self.backing { return check }
+        return nil
     }
 
     /// A certificate's revocation status could not be established and soft checking let the connection go on.
@@ -92,7 +114,8 @@ public struct TrustNotice: Hashable, Sendable, CustomStringConvertible {
         switch self.backing {
         case .pinMatched(let host, _, _), .pinSetExpired(let host, _), .validationDisabled(let host),
             .hostNotValidated(let host), .defaultValidationSkipped(let host),
-            .revocationChecked(let host, _), .revocationUnknown(let host, _, _):
+            .revocationChecked(let host, _), .revocationUnknown(let host, _, _),
+            .certificateTransparencyChecked(let host, _), .certificateTransparencyNotMet(let host, _):
             return host
         case .reportOnlyPinViolation(let mismatch):
             return mismatch.host
@@ -162,6 +185,11 @@ public struct TrustNotice: Hashable, Sendable, CustomStringConvertible {
         case .revocationUnknown(let host, let certificate, let why):
             return "the revocation status of certificate \(certificate) of the chain for \(host) is unknown (\(why)); "
                 + "the connection went on (soft revocation checking)"
+        case .certificateTransparencyChecked(let host, let check):
+            return "\(check) for \(host)"
+        case .certificateTransparencyNotMet(let host, let detail):
+            return "the certificate for \(host) does not meet the Certificate Transparency policy (\(detail)); the "
+                + "connection went on (not enforced)"
         }
     }
 }
@@ -176,6 +204,8 @@ extension TrustNotice {
         case .validationDisabled, .hostNotValidated, .defaultValidationSkipped: return .insecureOptionUsed
         case .revocationChecked: return .revocationChecked
         case .revocationUnknown: return .revocationUnknown
+        case .certificateTransparencyChecked: return .certificateTransparencyChecked
+        case .certificateTransparencyNotMet: return .certificateTransparencyNotMet
         }
     }
 
@@ -198,6 +228,13 @@ extension TrustNotice {
             return details
         case .revocationUnknown(_, let certificate, _):
             return [.certificate: .text(certificate)]
+        case .certificateTransparencyChecked(_, let check):
+            return [
+                .sctsCounted: .text("\(check.counted)"),
+                .sctsFound: .text("\(check.entries.count)"),
+                .logOperators: .text(check.operators.joined(separator: ", ")),
+                .ctVerdict: .text(check.isCompliant ? "met" : "not_met"),
+            ]
         default:
             return [:]
         }

@@ -50,6 +50,8 @@ public struct CertificateBlueprint: Sendable {
     public var authorityKeyIdentifierCritical: Bool = false
     /// Extensions added as they are (an unknown OID, critical or not).
     public var extraExtensions: [Certificate.Extension] = []
+    /// The serial number; a random one when nil.
+    public var serialNumber: Certificate.SerialNumber?
     /// The algorithm the issuer signs with; nil picks the usual one for the issuer's key.
     public var signatureAlgorithm: Certificate.SignatureAlgorithm?
 
@@ -138,7 +140,7 @@ public struct CertificateBlueprint: Sendable {
         }
         let certificate = try Certificate(
             version: .v3,
-            serialNumber: CertificateFactory.makeSerialNumber(),
+            serialNumber: self.serialNumber ?? CertificateFactory.makeSerialNumber(),
             publicKey: publicKey,
             notValidBefore: self.notBefore,
             notValidAfter: self.notAfter,

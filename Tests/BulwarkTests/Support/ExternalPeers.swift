@@ -42,24 +42,35 @@ enum ExternalPeers {
         )
     }
 
-    /// A TCP port on 127.0.0.1 that was free a moment ago: bind port 0, read the port, close.
+    /// A TCP port on 127.0.0.1 that was free a moment ago, for a peer program to listen on.
+    ///
+    /// Chosen below the kernel's ephemeral range (32768–60999 here), never twice in one test process: a port the
+    /// kernel picks for `bind(port 0)` was once handed out by this function a moment after it closed its probe, and
+    /// before nginx could bind it an in-process test server of another suite (which binds port 0) took it, so the
+    /// client met that server's certificate ("valid for server.bulwark.test") instead of nginx's.
     static func freePort() throws -> Int {
+        for _ in 0..<200 {
+            let port = Int.random(in: 20_000..<32_000)
+            let fresh = Self.handedOutPorts.withLock { $0.insert(port).inserted }
+            guard fresh, Self.canBind(port) else { continue }
+            return port
+        }
+        throw ExternalPeerError(description: "no free port below the ephemeral range after 200 tries")
+    }
+
+    private static let handedOutPorts = SharedBox<Set<Int>>([])
+
+    /// Whether 127.0.0.1:`port` can be bound right now (the probe socket is closed again).
+    private static func canBind(_ port: Int) -> Bool {
         let fd = socket(AF_INET, streamSocketType, 0)
-        guard fd >= 0 else { throw ExternalPeerError(description: "socket() failed: errno \(errno)") }
+        guard fd >= 0 else { return false }
         defer { close(fd) }
-        var address = loopbackAddress(port: 0)
-        let bound = withUnsafePointer(to: &address) {
+        var address = loopbackAddress(port: port)
+        return withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
                 bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
             }
-        }
-        guard bound == 0 else { throw ExternalPeerError(description: "bind(127.0.0.1:0) failed: errno \(errno)") }
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let named = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
-        guard named == 0 else { throw ExternalPeerError(description: "getsockname failed: errno \(errno)") }
-        return Int(UInt16(bigEndian: address.sin_port))
+        } == 0
     }
 
     /// A port on 127.0.0.1 where nothing listens, for as long as the value lives: a socket bound to it and never

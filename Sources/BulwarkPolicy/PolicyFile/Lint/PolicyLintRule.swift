@@ -168,11 +168,37 @@ public struct PolicyLintRule: Hashable, Sendable, CustomStringConvertible {
             + "proxy; an https:// proxy carries them inside TLS."
     )
 
+    /// A Certificate Transparency log list with no log: every certificate of a host that enforces CT is refused.
+    public static let certificateTransparencyNoLogs = PolicyLintRule(
+        "BWP015",
+        "ct-log-list-empty",
+        .warning,
+        "The Certificate Transparency log list holds no log, so no SCT can count and every host that enforces CT is "
+            + "locked out."
+    )
+    /// A log list past its expiry (or without one), or expiring within 30 days.
+    public static let certificateTransparencyStale = PolicyLintRule(
+        "BWP016",
+        "ct-log-list-stale",
+        .warning,
+        "The Certificate Transparency log list is stale or expires soon: a stale list cannot say which logs are "
+            + "current, and CT is then only reported, never enforced."
+    )
+    /// The logs whose SCTs can count belong to fewer than two operators: Chrome's rule cannot be met.
+    public static let certificateTransparencySingleOperator = PolicyLintRule(
+        "BWP017",
+        "ct-single-operator",
+        .warning,
+        "The usable logs of the Certificate Transparency list belong to fewer than two operators, and the policy "
+            + "needs SCTs from two: every host that enforces CT is locked out."
+    )
+
     /// Every rule, in code order.
     public static let all: [PolicyLintRule] = [
         .invalidPolicy, .singlePin, .leafPinsOnly, .pinSetExpired, .pinSetExpiring, .validationDisabled,
         .hostNotValidated, .defaultValidationSkipped, .httpsToHTTPRedirect, .reportOnly, .broadPattern,
         .shadowedPattern, .allowlistedHostWithoutEvaluator, .pinnedWithoutRevocation, .cleartextProxyCredentials,
+        .certificateTransparencyNoLogs, .certificateTransparencyStale, .certificateTransparencySingleOperator,
     ]
 }
 

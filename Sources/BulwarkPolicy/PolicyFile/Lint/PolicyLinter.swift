@@ -76,6 +76,9 @@ public struct PolicyLinter: Sendable {
                 context.checkProxy(host.setting, at: pointer)
             }
         }
+        if let list = policy.certificateTransparency {
+            context.checkLogList(list, at: "/certificateTransparency")
+        }
         return context.findings
     }
 
@@ -150,6 +153,39 @@ public struct PolicyLinter: Sendable {
                 line = self.policy.line(of: parent)
             }
             self.findings.append(PolicyLintFinding(rule: rule, pointer: pointer, line: line, message: message))
+        }
+
+        mutating func checkLogList(_ list: CertificateTransparencyLogList, at pointer: String) {
+            if list.logs.isEmpty {
+                self.add(.certificateTransparencyNoLogs, pointer + "/logs", "the log list holds no log")
+                return
+            }
+            if let expires = list.expires {
+                let day = PolicyFile.formatDay(expires)
+                if expires <= self.linter.now {
+                    self.add(.certificateTransparencyStale, pointer + "/expires", "the log list expired on \(day)")
+                } else if expires.timeIntervalSince(self.linter.now) <= 30 * 86_400 {
+                    self.add(.certificateTransparencyStale, pointer + "/expires", "the log list expires on \(day)")
+                }
+            } else {
+                self.add(
+                    .certificateTransparencyStale,
+                    pointer,
+                    "the log list has no \"expires\": nothing says when it stops being current"
+                )
+            }
+            var operators: Set<String> = []
+            for log in list.logs where log.state.counts(sctIssuedAt: self.linter.now) {
+                operators.insert(log.operatorName)
+            }
+            if operators.count < 2 {
+                self.add(
+                    .certificateTransparencySingleOperator,
+                    pointer + "/logs",
+                    "the usable logs belong to \(operators.count) operator\(operators.count == 1 ? "" : "s")"
+                        + (operators.isEmpty ? "" : " (\(operators.sorted().joined(separator: ", ")))")
+                )
+            }
         }
 
         mutating func checkPattern(_ pattern: HostPattern, at pointer: String) {
