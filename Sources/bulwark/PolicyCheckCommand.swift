@@ -12,8 +12,10 @@ struct PolicyCheckCommand: AsyncParsableCommand {
             prints whether today's chain satisfies it, which pin matched, when the certificate carrying that pin and \
             the pin set expire, and which hosts would be locked out. A host is reached on port 443, or on the port \
             of a --resolve entry naming it. Exit status: 0 every host passes, 1 every host passes but a pin set \
-            expires within 30 days (or has expired), 2 a host would be locked out or cannot be reached, 3 the file \
-            is not a valid policy.
+            expires within 30 days (or has expired) or a host's certificate would fail the Certificate Transparency \
+            rule, 2 a host would be locked out or cannot be reached, 3 the file is not a valid policy. The \
+            Certificate Transparency rule (Chrome's) is checked against the policy's certificateTransparency log \
+            list, when it has one, for every host, whether or not its evaluator enforces it.
             """
     )
 
@@ -59,6 +61,7 @@ struct PolicyCheckCommand: AsyncParsableCommand {
         var passed = 0
         var lockedOut = 0
         var expiring = 0
+        var transparencyFailures = 0
         let hosts = policy.hosts.filter { $0.pattern.kind == .exact }
         for host in hosts {
             let name = host.pattern.base
@@ -89,6 +92,24 @@ struct PolicyCheckCommand: AsyncParsableCommand {
                 }
                 if let leaf = trusted?.certificates.first {
                     print("  leaf expires: \(Self.format(leaf.notValidAfter))")
+                }
+                if let logs = policy.certificateTransparency, let trusted, trusted.certificates.count >= 2 {
+                    let check =
+                        trusted.notices.compactMap(\.certificateTransparency).first
+                        ?? CertificateTransparencyPolicy.chrome.check(
+                            trusted.certificates[0],
+                            issuer: trusted.certificates[1],
+                            logs: logs,
+                            at: now
+                        )
+                    if let failure = check.failure {
+                        transparencyFailures += 1
+                        print("  WARNING: Certificate Transparency: not met: \(failure)")
+                    } else {
+                        print(
+                            "  Certificate Transparency: met (\(check.counted) SCTs, \(check.operators.count) operators)"
+                        )
+                    }
                 }
             } catch let error as BulwarkError {
                 lockedOut += 1
@@ -121,10 +142,12 @@ struct PolicyCheckCommand: AsyncParsableCommand {
         print(
             "\(hosts.count) host\(hosts.count == 1 ? "" : "s") checked: \(passed) trusted, \(lockedOut) would be "
                 + "locked out or unreachable, \(expiring) with a pin set expiring within 30 days"
+                + (policy.certificateTransparency == nil
+                    ? "" : ", \(transparencyFailures) failing the Certificate Transparency rule")
                 + (skipped > 0 ? "; \(skipped) wildcard pattern\(skipped == 1 ? "" : "s") not checked" : "")
         )
         if lockedOut > 0 { throw ExitCode(2) }
-        if expiring > 0 { throw ExitCode(1) }
+        if expiring > 0 || transparencyFailures > 0 { throw ExitCode(1) }
     }
 
     /// The earliest pin-set expiration of an evaluator (a composite's members included).
