@@ -22,7 +22,8 @@ struct Bench {
         log(
             "BulwarkBench: \(machine.mode) mode, \(options.rounds) rounds, \(options.legSeconds) s legs, \(machine.cores) cores"
         )
-        let chain = try TestChain.make(host: "localhost")
+        // The leaf carries two SCTs (for newconn-ct); every client gets the same chain.
+        let chain = try BenchTransparency.chain()
         // HTTP/1.1 only, so both clients speak the same protocol (AsyncHTTPClient is set to .http1Only too).
         let serverLoops = EventLoops.make(shared: options.sharedEventLoops)
         let server = try await TestHTTPSServer.start(
@@ -51,6 +52,7 @@ struct Bench {
         }
         if options.selected("newconn") || options.selected("newconn-pinned") || options.selected("newconn-cached")
             || options.selected("newconn-pinned-cached") || options.selected("newconn-revocation")
+            || options.selected("newconn-ct")
         {
             await bench.attempt("newconn", unit: "req/s") { try await $0.newConnections() }
         }
@@ -142,14 +144,16 @@ struct Bench {
         pinned: Bool = false,
         cached: Bool = false,
         revocation: Bool = false,
+        transparency: Bool = false,
         maximumConnections: Int = 32
     ) throws -> BulwarkBenchClient {
-        try BulwarkBenchClient(
+        let evaluator =
+            revocation ? try self.revocationEvaluator() : pinned ? try self.pinnedEvaluator() : self.defaultEvaluator
+        return try BulwarkBenchClient(
             label: (pinned ? "bulwark-pinned" : "bulwark") + (cached ? "-cached" : "")
-                + (revocation ? "-revocation" : ""),
+                + (revocation ? "-revocation" : "") + (transparency ? "-ct" : ""),
             target: self.target,
-            evaluator: revocation
-                ? try self.revocationEvaluator() : pinned ? try self.pinnedEvaluator() : self.defaultEvaluator,
+            evaluator: transparency ? BenchTransparency.enforcing(evaluator) : evaluator,
             maximumConnections: maximumConnections,
             decisionCache: cached,
             sharedEventLoops: self.options.sharedEventLoops
@@ -307,6 +311,10 @@ struct Bench {
         if withRevocation || self.options.profileNewConnections != nil {
             clients.append(try self.makeBulwark(revocation: true))
         }
+        let withTransparency = self.options.selected("newconn-ct")
+        if withTransparency || self.options.profileNewConnections != nil {
+            clients.append(try self.makeBulwark(pinned: true, transparency: true))
+        }
         if let label = self.options.profileNewConnections {
             for client in clients where client.label != label { try await client.shutdown() }
             clients = clients.filter { $0.label == label }
@@ -364,6 +372,17 @@ struct Bench {
             revocation.goal = "revocation on / off ≥ 0.95"
             revocation.met = overPlain >= 0.95
             self.results.append(revocation)
+        }
+        if withTransparency {
+            var transparency = self.requestResult("newconn-ct", series: series, label: "bulwark-pinned-ct")
+            let overPinned = series.medianRate("bulwark-pinned-ct") / series.medianRate("bulwark-pinned")
+            transparency.details =
+                "SPKI-pinned with Certificate Transparency enforced (2 SCTs verified, Chrome's rule), decision cache "
+                + "off; CT on / off \(format(overPinned, digits: 3)); " + transparency.details
+            transparency.extra.append(("ct_over_pinned", .number(overPinned)))
+            transparency.goal = "CT on / pinned ≥ 0.97"
+            transparency.met = overPinned >= 0.97
+            self.results.append(transparency)
         }
         if withCached {
             var cached = self.requestResult("newconn-cached", series: series, label: "bulwark-cached")

@@ -56,7 +56,7 @@ enum InstructionCount {
     }
 
     static func serve(directory: String) async throws {
-        let chain = try TestChain.make(host: "localhost")
+        let chain = try BenchTransparency.chain()
         let loops = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let server = try await TestHTTPSServer.start(
             configuration: .init(chain: chain, alpn: ["http/1.1"]),
@@ -109,11 +109,12 @@ enum InstructionCount {
         switch label {
         case "ahc":
             client = try AHCBenchClient(target: target, rootPEM: rootPEM, maximumConnections: 1)
-        case "bulwark", "bulwark-pinned", "bulwark-cached", "bulwark-pinned-cached":
+        case "bulwark", "bulwark-pinned", "bulwark-cached", "bulwark-pinned-cached", "bulwark-pinned-ct":
+            let evaluator = label.hasPrefix("bulwark-pinned") ? pinned : plain
             client = try BulwarkBenchClient(
                 label: label,
                 target: target,
-                evaluator: label.hasPrefix("bulwark-pinned") ? pinned : plain,
+                evaluator: label.hasSuffix("-ct") ? BenchTransparency.enforcing(evaluator) : evaluator,
                 maximumConnections: 1,
                 decisionCache: label.hasSuffix("-cached")
             )

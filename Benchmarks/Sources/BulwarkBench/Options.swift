@@ -71,7 +71,7 @@ struct Options: Sendable {
                             [--memory-connections N] [--memory-slow-ms MS]
         Benchmarks Bulwark against AsyncHTTPClient on one local TLS server (HTTP/1.1), alternating the two
         clients in rounds and reporting medians. Names: keepalive-c1 keepalive-c32 newconn newconn-pinned
-        newconn-cached newconn-pinned-cached newconn-revocation trust-eval download hostmatch-10 hostmatch-1000 hostmatch-10000 limbo
+        newconn-cached newconn-pinned-cached newconn-revocation newconn-ct trust-eval download hostmatch-10 hostmatch-1000 hostmatch-10000 limbo
         encode-html h2-c1 h2-c32 upload memory-idle proxy-keepalive (the newconn rows run together, in the same rounds;
         proxy-keepalive needs squid, and reports that it did not run without it).
         By default the server and each client run on their own event loop group; --shared-event-loops puts them

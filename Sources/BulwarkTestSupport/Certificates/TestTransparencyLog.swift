@@ -13,8 +13,9 @@ public struct TestTransparencyLog: Sendable {
     public let operatorName: String
     public let name: String
 
-    public init(operatorName: String, name: String) {
-        self.key = P256.Signing.PrivateKey()
+    /// A log with a fresh key, or with `key` (the benchmarks' server and client processes share fixed keys).
+    public init(operatorName: String, name: String, key: P256.Signing.PrivateKey = P256.Signing.PrivateKey()) {
+        self.key = key
         self.operatorName = operatorName
         self.name = name
     }
