@@ -104,14 +104,16 @@ struct InspectCommand: AsyncParsableCommand {
     private func printTransparency(_ chain: [Certificate], notices: [TrustNotice]) throws {
         guard chain.count >= 2 else { return }
         let logs = try self.policy.logList() ?? CertificateTransparencyLogList(logs: [])
+        let checked = notices.compactMap(\.certificateTransparency).first
         let check =
-            notices.compactMap(\.certificateTransparency).first
-            ?? CertificateTransparencyPolicy.chrome.check(chain[0], issuer: chain[1], logs: logs, at: Date())
+            checked ?? CertificateTransparencyPolicy.chrome.check(chain[0], issuer: chain[1], logs: logs, at: Date())
+        // A verdict the connection itself did not reach is said to be advisory (no --ct, or a host without a mode).
+        let advisory = checked == nil ? " (advisory: this connection did not check Certificate Transparency)" : ""
         print("Certificate Transparency (\(check.entries.count) SCT\(check.entries.count == 1 ? "" : "s")):")
         for entry in check.entries {
             print("  \(entry)")
         }
-        print("  policy: \(check.failure.map { "not met: \($0)" } ?? "met (Chrome's rule)")")
+        print("  policy: \(check.failure.map { "not met: \($0)" } ?? "met (Chrome's rule)")\(advisory)")
     }
 
     private func printChain(_ title: String, _ chain: [CertificateSummary]) {

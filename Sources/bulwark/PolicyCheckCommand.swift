@@ -102,13 +102,20 @@ struct PolicyCheckCommand: AsyncParsableCommand {
                             logs: logs,
                             at: now
                         )
+                    let checked = trusted.notices.contains { $0.certificateTransparency != nil }
+                    let advisory =
+                        checked ? "" : " (advisory: this host's evaluator does not check Certificate Transparency)"
                     if let failure = check.failure {
                         transparencyFailures += 1
-                        print("  WARNING: Certificate Transparency: not met: \(failure)")
+                        print("  WARNING: Certificate Transparency: not met: \(failure)\(advisory)")
                     } else {
                         print(
                             "  Certificate Transparency: met (\(check.counted) SCTs, \(check.operators.count) operators)"
+                                + advisory
                         )
+                    }
+                    if let expires = logs.expires, expires <= now {
+                        print("  WARNING: the log list expired: Certificate Transparency is reported, not enforced")
                     }
                 }
             } catch let error as BulwarkError {

@@ -124,9 +124,10 @@ struct PolicyOptions: ParsableArguments {
         if !self.caFiles.isEmpty || !self.pins.isEmpty || self.allowSinglePin {
             throw ValidationError("--policy replaces --ca, --pin and --allow-single-pin: give the policy file or those")
         }
-        if self.certificateTransparency != nil {
+        if self.certificateTransparency != nil || self.certificateTransparencyLogs != nil {
             throw ValidationError(
-                "--ct does not apply with --policy: its certificateTransparency section and each host's mode decide"
+                "--ct and --ct-logs do not apply with --policy: its certificateTransparency section and each host's "
+                    + "mode decide"
             )
         }
         return try BulwarkClient.Configuration(policyFile: path)

@@ -89,6 +89,12 @@ extension CLITests {
         #expect(failing.status == 1, "\(failing.stdout)\(failing.stderr)")
         #expect(failing.stdout.contains("  WARNING: Certificate Transparency: not met: 1 SCT from 1 operator counted"))
         #expect(failing.stdout.contains(", 1 failing the Certificate Transparency rule\n"), "\(failing.stdout)")
+        // With --policy, the policy's list decides: a --ct-logs beside it is refused, not silently ignored.
+        let both = try await CLI.run(
+            ["fetch", url, "--policy", directory.appending(path: "one.json").path, "--ct-logs", bothLogs] + resolve
+        )
+        #expect(both.status == 64, "\(both.stderr)")
+        #expect(both.stderr.contains("--ct and --ct-logs do not apply with --policy"), "\(both.stderr)")
         let passing = try await CLI.run(["policy", "check", directory.appending(path: "both.json").path] + resolve)
         #expect(passing.status == 0, "\(passing.stdout)\(passing.stderr)")
         #expect(passing.stdout.contains("  Certificate Transparency: met (2 SCTs, 2 operators)\n"), "\(passing.stdout)")
@@ -106,7 +112,7 @@ extension CLITests {
         let found = "Test Log A (Operator A) at \(stamp): verified; unknown log \(secondID) at \(stamp): unknown log"
         let policyLine =
             "  policy: not met: 1 SCT from 1 operator counted, and the policy needs 2 from 2 distinct operators "
-            + "(SCTs found: \(found))"
+            + "(SCTs found: \(found)) (advisory: this connection did not check Certificate Transparency)"
         let block: [String] = Array(lines[(start + 1)...].prefix(3))
         #expect(block == [verifiedLine, unknown, policyLine], "\(inspected.stdout)")
     }
