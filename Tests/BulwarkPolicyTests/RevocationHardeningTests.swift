@@ -44,6 +44,26 @@ struct RevocationHardeningTests {
         return await evaluator.evaluate(self.chain.presentedChain, forHost: Chains.host, at: self.now)
     }
 
+    /// A freshest-CRL extension (RFC 5280 5.2.6): the list or certificate carrying it names delta lists.
+    static func freshestCRL() throws -> Certificate.Extension {
+        let points = try CRLBuilder.distributionPoints(["http://crl.example.test/delta.crl"])
+        return Certificate.Extension(oid: [2, 5, 29, 46], critical: false, value: points.value)
+    }
+
+    /// A server leaf for the chain's host, issued by its intermediate, naming `url` as its CRL distribution point.
+    func leaf(_ name: String, distributionPoint url: String) throws -> TestIdentity {
+        var blueprint = CertificateBlueprint(
+            commonName: name,
+            privateKey: Certificate.PrivateKey(P256.Signing.PrivateKey()),
+            notBefore: self.now - 3_600,
+            notAfter: self.now + 86_400
+        )
+        blueprint.subjectAlternativeNames = [.dnsName(Chains.host)]
+        blueprint.extendedKeyUsage = [.serverAuth]
+        blueprint.extraExtensions = [try CRLBuilder.distributionPoints([url])]
+        return try blueprint.issue(issuer: self.intermediate)
+    }
+
     /// A CA of the same name as the chain's intermediate, with a key of its own: a forger's, or a re-keyed twin.
     func twin() throws -> TestIdentity {
         try CertificateFactory.issueIntermediate(from: try CertificateFactory.makeRoot())
@@ -176,8 +196,7 @@ struct RevocationHardeningTests {
     func listAnnouncingDeltasIsNotCompleteProofOfGood() async throws {
         // PKITS 4.15.4: the base list says good, the delta list revokes. Bulwark reads no delta lists, so a base list
         // that names them answers only "revoked", never "good" (found by the PKITS run, issue 41).
-        var freshest = try CRLBuilder.distributionPoints(["http://crl.example.test/delta.crl"])
-        freshest = Certificate.Extension(oid: [2, 5, 29, 46], critical: false, value: freshest.value)
+        let freshest = try Self.freshestCRL()
         for revoking in [false, true] {
             let store = RevocationStore()
             store.load(try self.list(by: self.chain.root))
@@ -208,8 +227,7 @@ struct RevocationHardeningTests {
         "a certificate on hold in a list that announces deltas is revoked, not answered by an older list (review 3, 4a)"
     )
     func heldCertificateInDeltaAnnouncingListStaysRevoked() async throws {
-        var freshest = try CRLBuilder.distributionPoints(["http://crl.example.test/delta.crl"])
-        freshest = Certificate.Extension(oid: [2, 5, 29, 46], critical: false, value: freshest.value)
+        let freshest = try Self.freshestCRL()
         var held = CRLBuilder(
             issuer: self.intermediate.certificate.subject,
             thisUpdate: self.now - 600,
@@ -238,22 +256,9 @@ struct RevocationHardeningTests {
     @Test("a fetched list that announces deltas is kept: it still revokes the next certificate it lists (review 4b)")
     func fetchedDeltaAnnouncingListIsKeptForTheCertificatesItRevokes() async throws {
         let url = "http://crl.example.test/list.crl"
-        func leaf(_ name: String) throws -> TestIdentity {
-            var blueprint = CertificateBlueprint(
-                commonName: name,
-                privateKey: Certificate.PrivateKey(P256.Signing.PrivateKey()),
-                notBefore: self.now - 3_600,
-                notAfter: self.now + 86_400
-            )
-            blueprint.subjectAlternativeNames = [.dnsName(Chains.host)]
-            blueprint.extendedKeyUsage = [.serverAuth]
-            blueprint.extraExtensions = [try CRLBuilder.distributionPoints([url])]
-            return try blueprint.issue(issuer: self.intermediate)
-        }
-        let good = try leaf("good leaf")
-        let revoked = try leaf("revoked leaf")
-        var freshest = try CRLBuilder.distributionPoints(["http://crl.example.test/delta.crl"])
-        freshest = Certificate.Extension(oid: [2, 5, 29, 46], critical: false, value: freshest.value)
+        let good = try self.leaf("good leaf", distributionPoint: url)
+        let revoked = try self.leaf("revoked leaf", distributionPoint: url)
+        let freshest = try Self.freshestCRL()
         var builder = CRLBuilder(
             issuer: self.intermediate.certificate.subject,
             thisUpdate: self.now - 600,
@@ -280,8 +285,7 @@ struct RevocationHardeningTests {
 
     @Test("an older plain list does not answer good where a newer list names deltas (re-review 1)")
     func olderPlainListDoesNotAnswerOverADeltaAnnouncingOne() async throws {
-        var freshest = try CRLBuilder.distributionPoints(["http://crl.example.test/delta.crl"])
-        freshest = Certificate.Extension(oid: [2, 5, 29, 46], critical: false, value: freshest.value)
+        let freshest = try Self.freshestCRL()
         let store = RevocationStore()
         store.load(try self.list(by: self.chain.root))
         store.load(try self.list(by: self.intermediate, thisUpdate: self.now - 2 * 86_400))
@@ -307,18 +311,8 @@ struct RevocationHardeningTests {
     @Test("a kept list that names deltas is not fetched again on every handshake (re-review 2)")
     func keptDeltaAnnouncingListIsNotFetchedAgain() async throws {
         let url = "http://crl.example.test/list.crl"
-        var blueprint = CertificateBlueprint(
-            commonName: "a leaf",
-            privateKey: Certificate.PrivateKey(P256.Signing.PrivateKey()),
-            notBefore: self.now - 3_600,
-            notAfter: self.now + 86_400
-        )
-        blueprint.subjectAlternativeNames = [.dnsName(Chains.host)]
-        blueprint.extendedKeyUsage = [.serverAuth]
-        blueprint.extraExtensions = [try CRLBuilder.distributionPoints([url])]
-        let leaf = try blueprint.issue(issuer: self.intermediate)
-        var freshest = try CRLBuilder.distributionPoints(["http://crl.example.test/delta.crl"])
-        freshest = Certificate.Extension(oid: [2, 5, 29, 46], critical: false, value: freshest.value)
+        let leaf = try self.leaf("a leaf", distributionPoint: url)
+        let freshest = try Self.freshestCRL()
         var builder = CRLBuilder(
             issuer: self.intermediate.certificate.subject,
             thisUpdate: self.now - 600,
