@@ -30,7 +30,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-openapi-runtime.git", from: "1.13.4"),
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
-        // Test-only: the reference transport that the OpenAPI transport tests compare against.
+        // Test-only: the reference transport that the OpenAPI transport tests compare against. No product uses them,
+        // so a package that depends on Bulwark neither resolves nor fetches them (ManifestSampleTests checks).
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         .package(url: "https://github.com/swift-server/swift-openapi-async-http-client.git", from: "1.5.0"),
         // `swift package generate-documentation` (scripts/test builds the Bulwark and BulwarkPolicy catalogs with

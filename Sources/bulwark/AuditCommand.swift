@@ -17,7 +17,7 @@ struct AuditCommand: AsyncParsableCommand {
             Exit status: 0 no interception is accepted (the policy refused the proxy's certificate, the proxy \
             tunnels, or the policy refused the certificate presented through the proxy and no direct connection \
             was possible to compare); 1 INTERCEPTION ACCEPTED: the policy trusts a certificate the proxy presented \
-            in place of the origin's; 2 bad arguments, or no proxy applies to the host; 3 the proxy could not be \
+            in place of the origin's; 64 bad options or files, or no proxy applies to the host; 3 the proxy could not be \
             reached, refused the tunnel or refused the proxy credentials; 4 the TLS handshake through the proxy \
             failed; 5 the policy refuses the origin's own certificate (or the host is not allowed); 6 a timeout \
             through the proxy; 9 undetermined: the policy trusted the certificate presented through the proxy, \

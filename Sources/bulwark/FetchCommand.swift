@@ -14,7 +14,10 @@ struct FetchCommand: AsyncParsableCommand {
             --output; the status line, the verified chain and a progress line for long downloads go to standard \
             error. Redirects are followed under Bulwark's redirect policy (the URL's host only, https only, no port \
             change, at most --max-redirects hops); each hop and its verdict is printed on standard error. \
-            \(FailureExit.help) A refused redirect exits with 8.
+            curl's names work where the meaning is the same (--cacert, --pinnedpubkey, -x, -E, -X, -d, -I, -i, \
+            -s, -v, -f, -L); -k/--insecure is refused. \
+            \(FailureExit.help) A refused redirect exits with 8; --fail on an HTTP status of 400 or more exits \
+            with 22.
             """
     )
 
@@ -36,6 +39,8 @@ struct FetchCommand: AsyncParsableCommand {
     @OptionGroup var eventLog: EventLogOptions
 
     @OptionGroup var proxyOptions: ProxyOptions
+
+    @OptionGroup(title: "curl's options") var curl: CurlOptions
 
     @Option(name: [.customShort("H"), .customLong("header")], help: "A request header, \"Name: value\".")
     var headers: [String] = []
@@ -61,10 +66,13 @@ struct FetchCommand: AsyncParsableCommand {
     @Option(name: [.customShort("o"), .long], help: "Write the body to this file.")
     var output: String?
 
-    @Option(help: "Give up after this many seconds.")
+    @Option(name: [.customShort("m"), .long], help: "Give up after this many seconds.")
     var maxTime: Double = 60
 
-    @Option(help: "Follow at most this many redirects (0: none).")
+    @Option(
+        name: [.customLong("max-redirects"), .customLong("max-redirs")],
+        help: "Follow at most this many redirects (0: none)."
+    )
     var maxRedirects: Int = 5
 
     /// The exit status of a refused redirect.
@@ -74,6 +82,8 @@ struct FetchCommand: AsyncParsableCommand {
         do {
             try await self.fetch()
         } catch let error as ValidationError {
+            throw error
+        } catch let error as ExitCode {
             throw error
         } catch let error as BulwarkError where error.code == .redirectRefused {
             Self.printRedirects(error.redirects)
@@ -86,7 +96,15 @@ struct FetchCommand: AsyncParsableCommand {
     }
 
     private func fetch() async throws {
-        let request = BulwarkRequest(url: self.url, headers: try self.requestHeaders())
+        var headers = try self.requestHeaders()
+        self.curl.addHeaders(to: &headers)
+        let body = try self.curl.body()
+        let request = BulwarkRequest(
+            url: self.url,
+            method: self.curl.requestMethod,
+            headers: headers,
+            body: body.map { .bytes($0) }
+        )
         if URL(string: self.url) == nil {
             // Text that is not a URL: the client's own invalid_url error says so, before any policy is read.
             let client = BulwarkClient(configuration: .init(trust: ServerTrustManager(patterns: [])))
@@ -98,7 +116,14 @@ struct FetchCommand: AsyncParsableCommand {
         if !self.allowedHosts.isEmpty {
             configuration.allowlist = try HostAllowlist(patterns: self.allowedHosts)
         }
-        if let monitor = try self.eventLog.monitor() { configuration.eventMonitor = monitor }
+        var monitors: [any EventMonitor] = []
+        if let monitor = try self.eventLog.monitor() { monitors.append(monitor) }
+        if self.curl.verbose { monitors.append(VerboseEventMonitor()) }
+        if monitors.count == 1 {
+            configuration.eventMonitor = monitors[0]
+        } else if monitors.count > 1 {
+            configuration.eventMonitor = CompositeEventMonitor(monitors)
+        }
         guard self.maxRedirects >= 0 else { throw ValidationError("--max-redirects must be 0 or more") }
         configuration.credentials = try self.credentialStore(for: request.url)
         configuration.redirects.maximumHops = self.maxRedirects
@@ -107,15 +132,32 @@ struct FetchCommand: AsyncParsableCommand {
         try self.proxyOptions.apply(to: &configuration.proxy, policySetsProxy: policySetsProxy)
         let client = BulwarkClient(configuration: configuration)
         defer { Task { await client.shutdown() } }
+        if self.curl.verbose { self.printVerboseRequest(request) }
         let response = try await client.execute(request, timeout: .milliseconds(Int64(self.maxTime * 1000)))
-        Self.printRedirects(response.redirects)
-        printError("\(response.httpVersion.alpnIdentifier) \(response.status.code) \(response.status.reasonPhrase)")
-        if let trusted = response.serverTrust?.trustedChain {
-            printError("trusted; verified chain:")
-            for certificate in trusted.certificates {
-                printError("  \(CertificateSummary(certificate).pinLine)")
+        let quiet = self.curl.silent && !self.curl.verbose
+        if !quiet {
+            Self.printRedirects(response.redirects)
+            printError(
+                "\(response.httpVersion.alpnIdentifier) \(response.status.code) \(response.status.reasonPhrase)"
+            )
+            if let trusted = response.serverTrust?.trustedChain {
+                printError("trusted; verified chain:")
+                let pins = self.curl.verbose && self.policy.policyFile == nil ? Set(try self.policy.allPins()) : []
+                for certificate in trusted.certificates {
+                    let summary = CertificateSummary(certificate)
+                    let matched = pins.contains(summary.publicKeyPin.description) ? "  (matches a pin)" : ""
+                    printError("  \(summary.pinLine)\(matched)")
+                }
+                for notice in trusted.notices { printError("notice: \(notice)") }
             }
-            for notice in trusted.notices { printError("notice: \(notice)") }
+        }
+        if self.curl.verbose { Self.printVerboseResponse(response) }
+        if self.curl.fail, response.status.code >= 400 {
+            printError(
+                "bulwark fetch: the server answered \(response.status.code) \(response.status.reasonPhrase) "
+                    + "(--fail: no body written)"
+            )
+            throw ExitCode(CurlOptions.httpErrorExit)
         }
         let total = response.headers.first(name: "content-length").flatMap(Int.init)
         let sink: FileHandle
@@ -127,13 +169,54 @@ struct FetchCommand: AsyncParsableCommand {
         } else {
             sink = FileHandle.standardOutput
         }
-        var progress = Progress(total: total, enabled: self.output != nil)
+        if self.curl.include || self.curl.head {
+            sink.write(Data(Self.headerBlock(response).utf8))
+        }
+        var progress = Progress(total: total, enabled: self.output != nil && !self.curl.silent)
         for try await buffer in response.body {
             sink.write(Data(buffer.readableBytesView))
             progress.advance(by: buffer.readableBytes)
         }
         progress.finish()
         if self.output != nil { try sink.close() }
+    }
+
+    /// The status line and header fields as `-i` and `-I` print them, as curl does: `HTTP/2 200` (HTTP/1.1 adds the
+    /// reason phrase), the fields as received, a blank line; CRLF line ends.
+    static func headerBlock(_ response: BulwarkResponse) -> String {
+        var text = "\(response.httpVersion) \(response.status.code)"
+        if response.httpVersion.major < 2 { text += " \(response.status.reasonPhrase)" }
+        text += "\r\n"
+        for (name, value) in response.headers { text += "\(name): \(value)\r\n" }
+        return text + "\r\n"
+    }
+
+    /// `-v`: the pins or the policy file, then the request as given on one `> ` line on standard error: the method,
+    /// the URL without query, the header fields (credentials as `<redacted>`) and the body's size. What the policy
+    /// decides follows as `* ` lines.
+    private func printVerboseRequest(_ request: BulwarkRequest) {
+        if self.policy.policyFile == nil {
+            let pins = (try? self.policy.allPins()) ?? []
+            if !pins.isEmpty { printError("* pins: \(pins.joined(separator: ", "))") }
+        } else {
+            printError("* policy file: \(self.policy.policyFile ?? "")")
+        }
+        printError("> \(request)")
+    }
+
+    /// `-v`: the response's status line and header fields as `< ` lines on standard error (credentials as
+    /// `<redacted>`), and the negotiated protocol.
+    private static func printVerboseResponse(_ response: BulwarkResponse) {
+        if let trust = response.serverTrust {
+            for (index, certificate) in trust.presentedChain.enumerated() {
+                printError("* presented [\(index)] \(certificate.subject), issued by \(certificate.issuer)")
+            }
+            printError("* ALPN: \(trust.applicationProtocol)")
+        }
+        printError("< \(response.httpVersion) \(response.status.code) \(response.status.reasonPhrase)")
+        for (name, value) in response.headers {
+            printError("< \(name): \(HeaderField.isRedacted(name: name) ? "<redacted>" : value)")
+        }
     }
 
     /// One line per redirect on standard error: `redirect N: STATUS FROM -> METHOD TO: follow`, or the refusal's
@@ -227,5 +310,13 @@ struct Progress {
         FileHandle.standardError.write(
             Data(String(format: "  %.1f MiB%@  %.1f MiB/s%@", mib, of, mib / seconds, end).utf8)
         )
+    }
+}
+
+/// `-v`: each security event as `* ` lines on standard error, as it happens. Events never carry secrets.
+struct VerboseEventMonitor: EventMonitor {
+    func record(_ event: SecurityEvent) {
+        let lines = String(describing: event).split(separator: "\n", omittingEmptySubsequences: false)
+        printError(lines.map { "* " + $0 }.joined(separator: "\n"))
     }
 }

@@ -21,10 +21,31 @@ struct PolicyOptions: ParsableArguments {
     var caFiles: [String] = []
 
     @Option(
+        name: .customLong("cacert"),
+        help: ArgumentHelp(
+            "A PEM or DER file of trust anchors that replace the system roots, as curl's --cacert.",
+            discussion: "With --ca too, the anchors of both are the only roots.",
+            valueName: "file"
+        )
+    )
+    var caCertificateFiles: [String] = []
+
+    @Option(
         name: .customLong("pin"),
         help: "A sha256/BASE64 public-key pin. Give at least two (a backup) unless --allow-single-pin."
     )
     var pins: [String] = []
+
+    @Option(
+        name: .customLong("pinnedpubkey"),
+        help: ArgumentHelp(
+            "curl's public-key pins: \"sha256//BASE64;sha256//BASE64\", or a PEM or DER public key file.",
+            discussion: "The same pins as --pin (sha256//X is sha256/X); the chain and the host name are still "
+                + "verified, and two pins (a backup) are needed unless --allow-single-pin.",
+            valueName: "hashes|file"
+        )
+    )
+    var pinnedPublicKeys: [String] = []
 
     @Flag(help: "Accept a single --pin (TrustKit and Bulwark refuse that by default: a key change locks you out).")
     var allowSinglePin = false
@@ -36,7 +57,7 @@ struct PolicyOptions: ParsableArguments {
     var resolve: [String] = []
 
     @Option(
-        name: .customLong("cert"),
+        name: [.customShort("E"), .customLong("cert")],
         help: "A PEM file of the client certificate chain, leaf first (mutual TLS): sent to this host only, if it asks."
     )
     var certificateFile: String?
@@ -121,8 +142,13 @@ struct PolicyOptions: ParsableArguments {
 
     /// The configuration of `--policy FILE`.
     private func policyConfiguration(_ path: String) throws -> BulwarkClient.Configuration {
-        if !self.caFiles.isEmpty || !self.pins.isEmpty || self.allowSinglePin {
-            throw ValidationError("--policy replaces --ca, --pin and --allow-single-pin: give the policy file or those")
+        if !self.caFiles.isEmpty || !self.caCertificateFiles.isEmpty || !self.pins.isEmpty
+            || !self.pinnedPublicKeys.isEmpty || self.allowSinglePin
+        {
+            throw ValidationError(
+                "--policy replaces --ca, --cacert, --pin, --pinnedpubkey and --allow-single-pin: give the policy file "
+                    + "or those"
+            )
         }
         if self.certificateTransparency != nil || self.certificateTransparencyLogs != nil {
             throw ValidationError(
@@ -139,16 +165,19 @@ struct PolicyOptions: ParsableArguments {
         revocation: RevocationOption
     ) throws -> BulwarkClient.Configuration {
         var anchors: [Certificate] = []
-        for file in self.caFiles {
+        for file in self.caFiles + self.caCertificateFiles {
             anchors += try CertificateLoader.certificates(atPath: file)
         }
-        let roots: TrustRoots = anchors.isEmpty ? .system : .systemAnd(anchors)
+        // --cacert replaces the system roots (curl's meaning); --ca alone adds to them.
+        let roots: TrustRoots =
+            !self.caCertificateFiles.isEmpty ? .custom(anchors) : anchors.isEmpty ? .system : .systemAnd(anchors)
         let evaluator: any ServerTrustEvaluating
-        if self.pins.isEmpty {
+        let pins = try self.allPins()
+        if pins.isEmpty {
             evaluator = DefaultTrustEvaluator(roots: roots)
         } else {
             evaluator = PublicKeysTrustEvaluator(
-                pinSet: try PinSet(self.pins, allowSinglePin: self.allowSinglePin),
+                pinSet: try PinSet(pins, allowSinglePin: self.allowSinglePin),
                 roots: roots
             )
         }
@@ -175,6 +204,65 @@ struct PolicyOptions: ParsableArguments {
 }
 
 extension PolicyOptions {
+    func validate() throws {
+        let pins = try self.allPins()
+        if Set(pins).count == 1, !self.allowSinglePin {
+            throw ValidationError(
+                "one pin given: give a backup pin too (a second --pin, or a second sha256// entry of --pinnedpubkey), "
+                    + "so that a key change does not lock you out; --allow-single-pin accepts the risk"
+            )
+        }
+    }
+
+    /// The pins of `--pin` and of `--pinnedpubkey` (curl's `sha256//A;sha256//B`, or a public key file), as
+    /// `sha256/` strings.
+    func allPins() throws -> [String] {
+        var pins = self.pins
+        for value in self.pinnedPublicKeys {
+            pins += try Self.curlPins(value)
+        }
+        return pins
+    }
+
+    /// The pins of one `--pinnedpubkey` value: `sha256//BASE64` entries separated by `;`, or a file name.
+    static func curlPins(_ value: String) throws -> [String] {
+        guard value.hasPrefix("sha256//") else {
+            guard !value.contains(";") else {
+                throw ValidationError(
+                    "--pinnedpubkey takes \"sha256//BASE64;sha256//BASE64\" or a public key file, got \"\(value)\""
+                )
+            }
+            guard let contents = FileManager.default.contents(atPath: value) else {
+                throw ValidationError(
+                    "--pinnedpubkey: cannot read the public key file \"\(value)\" (pins are written sha256//BASE64)"
+                )
+            }
+            do {
+                return [try Pin.publicKey(ofPublicKeyFile: Array(contents)).description]
+            } catch {
+                throw ValidationError("--pinnedpubkey \(value): \(error)")
+            }
+        }
+        var pins: [String] = []
+        for entry in value.split(separator: ";", omittingEmptySubsequences: false) {
+            let entry = entry.trimmingCharacters(in: .whitespaces)
+            guard entry.hasPrefix("sha256//") else {
+                throw ValidationError(
+                    "--pinnedpubkey: \"\(entry)\" is not a pin; each is sha256// and the key's SHA-256 in base64, "
+                        + "separated by ;"
+                )
+            }
+            let pin = "sha256/" + entry.dropFirst("sha256//".count)
+            do {
+                _ = try Pin(pin)
+            } catch {
+                throw ValidationError("--pinnedpubkey: \(error)")
+            }
+            pins.append(pin)
+        }
+        return pins
+    }
+
     /// The identity of `--cert`/`--key` (with `--key-passphrase-file`) or `--p12`, or nil. Files only: the key and the
     /// passphrase are read straight into locked memory.
     func clientIdentity() throws -> ClientIdentity? {
@@ -246,7 +334,7 @@ enum FailureExit {
         if error is PinError || error is HostPatternError || error is CertificateLoadingError
             || error is ClientIdentityError || error is SecretBytesError || error is PolicyFileError
         {
-            return 2
+            return 64
         }
         guard let error = error as? BulwarkError else { return 1 }
         switch error.code {
@@ -262,8 +350,8 @@ enum FailureExit {
     }
 
     static let help = """
-        Exit status: 0 success, 1 other failure, 2 bad URL or arguments, 3 cannot connect, 4 TLS handshake \
+        Exit status: 0 success, 1 other failure, 2 bad URL, 3 cannot connect, 4 TLS handshake \
         failed or the server refused the client certificate, 5 the trust policy refused the server (or the host is \
-        not in --allow-host), 6 a timeout, 7 the response failed.
+        not in --allow-host), 6 a timeout, 7 the response failed, 64 bad options or files.
         """
 }

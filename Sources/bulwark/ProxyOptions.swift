@@ -7,6 +7,7 @@ import X509
 /// `--proxy-cacert` and `--noproxy`; without `--proxy`, the environment's proxy variables (curl's rules).
 struct ProxyOptions: ParsableArguments {
     @Option(
+        name: [.customShort("x"), .long],
         help: ArgumentHelp(
             "Go through this proxy: http://host:port (CONNECT tunnels), https://host:port (the same, inside TLS to the proxy), socks5://host:port or socks5h://host:port (the host name goes to the proxy). The port defaults to 443 for https, else 1080, as in curl. An empty value turns the environment's proxy off.",
             discussion:

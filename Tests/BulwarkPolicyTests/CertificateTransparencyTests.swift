@@ -603,9 +603,10 @@ struct CertificateTransparencyPolicyFileTests {
 }
 
 extension CertificateTransparencyTests {
-    /// The README's table of the 14 real certificates: SCTs, verified, the logs the list does not hold, and the verdict
-    /// under Chrome's rule (judged a day after x509-limbo's validation time). The test fails if the README differs.
-    @Test("the README's table of the real certificates is the one this run computes")
+    /// The table of the 14 real certificates in the article CertificateTransparency.md: SCTs, verified, the logs the
+    /// list does not hold, and the verdict under Chrome's rule (judged a day after x509-limbo's validation time). The
+    /// test fails if the article differs.
+    @Test("the article's table of the real certificates is the one this run computes")
     func readmeTableOfRealCertificates() throws {
         var lines = [
             "| Certificate | SCTs | verified | from logs the list does not hold | Chrome's rule |",
@@ -626,8 +627,9 @@ extension CertificateTransparencyTests {
             )
         }
         let table = lines.joined(separator: "\n") + "\n"
-        let readme = try String(contentsOf: PolicyExamples.root.appending(path: "README.md"), encoding: .utf8)
+        let article = "Sources/BulwarkPolicy/BulwarkPolicy.docc/CertificateTransparency.md"
+        let readme = try String(contentsOf: PolicyExamples.root.appending(path: article), encoding: .utf8)
         let committed = ReadmeBlock.committed("ct-online", in: readme)
-        #expect(committed == table, "the README's table differs from this run's:\n\(table)")
+        #expect(committed == table, "the article's table differs from this run's:\n\(table)")
     }
 }

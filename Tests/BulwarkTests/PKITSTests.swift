@@ -7,7 +7,7 @@ import X509
 /// NIST PKITS through `bulwark verify`'s library path (``OfflineChainVerifier``: RFC 5280 profile, any purpose, hard
 /// revocation with every list of the suite) and through `openssl verify`, section by section (issue 41). No
 /// "Invalid" case may be trusted; a "Valid" case refused must be refused for a feature listed below, in the words the
-/// list gives; and the README's table must be the one this run computes.
+/// list gives; and the table of the article HowBulwarkIsTested.md must be the one this run computes.
 @Suite("NIST PKITS through bulwark verify and openssl verify", .tags(.externalPeers))
 struct PKITSTests {
     /// What Bulwark deliberately does not do, the "Valid" cases that need it, and words their refusal must contain.
@@ -161,13 +161,15 @@ struct PKITSTests {
             }
         }
         let table = Self.table(outcomes)
-        let readme = try String(contentsOf: ExternalPeers.repositoryRoot.appending(path: "README.md"), encoding: .utf8)
+        let article = "Sources/Bulwark/Bulwark.docc/HowBulwarkIsTested.md"
+        let readme = try String(contentsOf: ExternalPeers.repositoryRoot.appending(path: article), encoding: .utf8)
         let committed = ReadmeBlock.committed("pkits", in: readme)
-        #expect(committed == table, "the README's PKITS table differs from this run's:\n\(table)")
+        #expect(committed == table, "the article's PKITS table differs from this run's:\n\(table)")
     }
 
-    /// The README's table: per section, the cases, how many Bulwark judged as PKITS says, how many it refused for a
-    /// listed unsupported feature, how many it got wrong, and how many OpenSSL judged as PKITS says.
+    /// The table of the article HowBulwarkIsTested.md: per section, the cases, how many Bulwark judged as PKITS says,
+    /// how many it refused for a listed unsupported feature, how many it got wrong, and how many OpenSSL judged as
+    /// PKITS says.
     static func table(_ outcomes: [Outcome]) -> String {
         var lines = [
             "| Section | Cases (valid / invalid / by settings) | Bulwark correct | Bulwark refused: unsupported | "

@@ -3,7 +3,7 @@ import BulwarkPolicy
 import Foundation
 import X509
 
-/// The Swift code blocks of README.md, in the order they appear there.
+/// The Swift code blocks first written for README.md (the quick start there; the rest now in the DocC articles).
 enum ReadmeSamples {
     /// "The client": a pinned client, one request, its body, shutdown. Compile-only (its pins are placeholders).
     static func client() async throws {
