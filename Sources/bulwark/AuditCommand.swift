@@ -39,7 +39,7 @@ struct AuditCommand: AsyncParsableCommand {
 
     func run() async throws {
         let (host, port) = try InspectCommand.hostAndPort(self.target)
-        var configuration = try self.policy.configuration(host: host)
+        var configuration = try FailureExit.configuration("audit") { try self.policy.configuration(host: host) }
         // A policy file's proxy section stands unless --proxy is given; without one, the environment's (as curl).
         let policySetsProxy = try self.policy.setsProxy()
         try self.proxyOptions.apply(to: &configuration.proxy, policySetsProxy: policySetsProxy)
@@ -63,13 +63,13 @@ struct AuditCommand: AsyncParsableCommand {
             printError("bulwark audit: \(error)")
             throw ExitCode(FailureExit.code(for: error))
         }
-        print(
+        printOut(
             "Audit of \(check.host):\(check.port) through the proxy at \(check.proxy) (TLS handshakes only, no HTTP "
                 + "request)"
         )
         Self.printObservation("Through the proxy", check.throughProxy)
         Self.printObservation("Directly", check.direct)
-        print("Verdict: \(check)")
+        printOut("Verdict: \(check)")
         switch check.verdict {
         case .interceptionRefused, .tunnelled, .refusedThroughProxy:
             return
@@ -87,20 +87,20 @@ struct AuditCommand: AsyncParsableCommand {
     private static func printObservation(_ title: String, _ observation: InterceptionCheck.Observation) {
         let outcome =
             observation.isTrusted ? "trusted" : observation.isRefused ? "refused by the policy" : "no handshake"
-        print("\(title): \(outcome)")
+        printOut("\(title): \(outcome)")
         for (index, certificate) in observation.presentedChain.enumerated() {
-            print("  [\(index)] \(certificate.subject)")
-            print("      issuer:     \(certificate.issuer)")
-            print("      key pin:    \(certificate.publicKeyPin)")
-            print("      sha256:     \(certificate.certificatePin.fingerprint)")
+            printOut("  [\(index)] \(certificate.subject)")
+            printOut("      issuer:     \(certificate.issuer)")
+            printOut("      key pin:    \(certificate.publicKeyPin)")
+            printOut("      sha256:     \(certificate.certificatePin.fingerprint)")
         }
         guard let error = observation.error else { return }
         if let refusal = error.trustRefusal {
             for reason in refusal.reasons {
-                print(String(describing: reason).split(separator: "\n").map { "  " + $0 }.joined(separator: "\n"))
+                printOut(String(describing: reason).split(separator: "\n").map { "  " + $0 }.joined(separator: "\n"))
             }
         } else {
-            print("  \(error)")
+            printOut("  \(error)")
         }
     }
 }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 
 @main
 struct BulwarkCommand: AsyncParsableCommand {
@@ -14,4 +15,24 @@ struct BulwarkCommand: AsyncParsableCommand {
             LogCommand.self, RedirectCheckCommand.self, PolicyCommand.self, AuditCommand.self, VerifyCommand.self,
         ]
     )
+
+    /// Parses and runs the command, as ArgumentParser's `main()` does, after refusing a password joined to curl's
+    /// `-u`, `-U` or `-E` (`-uuser:password`): ArgumentParser would read such a word as a group of short flags and
+    /// repeat it, password and all, in its error.
+    static func main() async {
+        if let refusal = CurlOptions.joinedSecretRefusal(Array(CommandLine.arguments.dropFirst())) {
+            printError("Error: \(refusal)")
+            Foundation.exit(ExitCode.validationFailure.rawValue)
+        }
+        do {
+            var command = try parseAsRoot()
+            if var asyncCommand = command as? any AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            exit(withError: error)
+        }
+    }
 }

@@ -157,6 +157,9 @@ struct CurlOptions: ParsableArguments {
                     + "Put it in a file and give --bearer-token-file FILE."
             )
         }
+        if let userAgent = self.userAgent, Self.holdsControlCharacter(userAgent) {
+            throw ValidationError("-A/--user-agent: the value holds a control character")
+        }
         if let method = self.method {
             guard !method.isEmpty, method.utf8.allSatisfy(Self.isTokenByte) else {
                 throw ValidationError("-X/--request: \"\(method)\" is not a method name (letters, digits, ! # $ …)")
@@ -172,6 +175,30 @@ struct CurlOptions: ParsableArguments {
         }
     }
 
+    /// The refusal of a word that joins a value to `-u` or `-U`, or a password to `-E` (`-Ecert.pem:password`),
+    /// before a `--`; nil when there is none. The sentence never repeats the word.
+    static func joinedSecretRefusal(_ arguments: [String]) -> String? {
+        for argument in arguments {
+            if argument == "--" { return nil }
+            guard argument.count > 2, argument.hasPrefix("-"), !argument.hasPrefix("--") else { continue }
+            let letter = argument.dropFirst().first
+            if letter == "u" {
+                return "-u/--user is refused: a password on the command line is visible to every user of the "
+                    + "machine. Send a token with --bearer-token-file, or authenticate to a proxy with --proxy-user-file."
+            }
+            if letter == "U" {
+                return "-U/--proxy-user is refused: a password on the command line is visible to every user of the "
+                    + "machine. Put the one line user:password in a file and give --proxy-user-file FILE."
+            }
+            if letter == "E", argument.contains(":") {
+                return "-E/--cert: curl's FILE:password form is not taken (a password on the command line is visible "
+                    + "to every user of the machine): give the file alone, and the key's passphrase with "
+                    + "--key-passphrase-file FILE"
+            }
+        }
+        return nil
+    }
+
     /// Whether a `--data` option gives a body.
     var hasBody: Bool { !self.data.isEmpty || !self.dataBinary.isEmpty || !self.dataRaw.isEmpty }
 
@@ -183,7 +210,7 @@ struct CurlOptions: ParsableArguments {
     }
 
     /// The body of the `--data` options, joined with `&` (`--data`, then `--data-raw`, then `--data-binary` values,
-    /// each in command-line order), or nil.
+    /// each in command-line order; curl keeps the order of the command line across the three), or nil.
     func body() throws -> [UInt8]? {
         guard self.hasBody else { return nil }
         var parts: [[UInt8]] = []
@@ -223,8 +250,14 @@ struct CurlOptions: ParsableArguments {
         return Array(contents)
     }
 
-    /// RFC 9110's tchar: the bytes a method name may hold.
-    private static func isTokenByte(_ byte: UInt8) -> Bool {
+    /// Whether a header field value holds a control character other than a tab (CR and LF among them): NIO would
+    /// refuse it after connecting, and a CR LF must never split a field.
+    static func holdsControlCharacter(_ value: String) -> Bool {
+        value.unicodeScalars.contains { ($0.value < 0x20 && $0 != "\t") || $0.value == 0x7F }
+    }
+
+    /// RFC 9110's tchar: the bytes a method or header field name may hold.
+    static func isTokenByte(_ byte: UInt8) -> Bool {
         switch byte {
         case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
             UInt8(ascii: "0")...UInt8(ascii: "9"):

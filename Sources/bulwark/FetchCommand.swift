@@ -17,7 +17,7 @@ struct FetchCommand: AsyncParsableCommand {
             curl's names work where the meaning is the same (--cacert, --pinnedpubkey, -x, -E, -X, -d, -I, -i, \
             -s, -v, -f, -L); -k/--insecure is refused. \
             \(FailureExit.help) A refused redirect exits with 8; --fail on an HTTP status of 400 or more exits \
-            with 22.
+            with 22; an output that cannot be written (its reader went away) with 23, as curl.
             """
     )
 
@@ -85,6 +85,9 @@ struct FetchCommand: AsyncParsableCommand {
             throw error
         } catch let error as ExitCode {
             throw error
+        } catch let error as OutputWriteError {
+            printError("bulwark fetch: \(error)")
+            throw ExitCode(OutputWriteError.exitStatus)
         } catch let error as BulwarkError where error.code == .redirectRefused {
             Self.printRedirects(error.redirects)
             printError("bulwark fetch: \(error)")
@@ -95,7 +98,16 @@ struct FetchCommand: AsyncParsableCommand {
         }
     }
 
+    func validate() throws {
+        guard self.maxTime.isFinite, self.maxTime > 0, self.maxTime <= 31_536_000 else {
+            throw ValidationError(
+                "-m/--max-time takes a number of seconds above 0 (at most a year), got \(self.maxTime)"
+            )
+        }
+    }
+
     private func fetch() async throws {
+        OutputWriteError.ignoreBrokenPipes()
         var headers = try self.requestHeaders()
         self.curl.addHeaders(to: &headers)
         let body = try self.curl.body()
@@ -148,9 +160,10 @@ struct FetchCommand: AsyncParsableCommand {
                     let matched = pins.contains(summary.publicKeyPin.description) ? "  (matches a pin)" : ""
                     printError("  \(summary.pinLine)\(matched)")
                 }
-                for notice in trusted.notices { printError("notice: \(notice)") }
             }
         }
+        // Security notices (an unknown revocation status, a report-only violation) are printed even with -s.
+        for notice in response.serverTrust?.trustedChain?.notices ?? [] { printError("notice: \(notice)") }
         if self.curl.verbose { Self.printVerboseResponse(response) }
         if self.curl.fail, response.status.code >= 400 {
             printError(
@@ -169,12 +182,13 @@ struct FetchCommand: AsyncParsableCommand {
         } else {
             sink = FileHandle.standardOutput
         }
+        let destination = self.output ?? "standard output"
         if self.curl.include || self.curl.head {
-            sink.write(Data(Self.headerBlock(response).utf8))
+            try OutputWriteError.write(Data(Self.headerBlock(response).utf8), to: sink, destination: destination)
         }
         var progress = Progress(total: total, enabled: self.output != nil && !self.curl.silent)
         for try await buffer in response.body {
-            sink.write(Data(buffer.readableBytesView))
+            try OutputWriteError.write(Data(buffer.readableBytesView), to: sink, destination: destination)
             progress.advance(by: buffer.readableBytes)
         }
         progress.finish()
@@ -267,12 +281,17 @@ struct FetchCommand: AsyncParsableCommand {
         var headers = HTTPHeaders()
         for header in self.headers {
             guard let colon = header.firstIndex(of: ":"), colon != header.startIndex else {
-                throw ValidationError("-H takes \"Name: value\", got \"\(header)\"")
+                throw ValidationError("-H takes \"Name: value\", got \"\(terminalSafe(header))\"")
             }
-            headers.add(
-                name: String(header[..<colon]).trimmingCharacters(in: .whitespaces),
-                value: String(header[header.index(after: colon)...]).trimmingCharacters(in: .whitespaces)
-            )
+            let name = String(header[..<colon]).trimmingCharacters(in: .whitespaces)
+            let value = String(header[header.index(after: colon)...]).trimmingCharacters(in: .whitespaces)
+            guard !name.isEmpty, name.utf8.allSatisfy(CurlOptions.isTokenByte) else {
+                throw ValidationError("-H: \"\(terminalSafe(name))\" is not a header field name")
+            }
+            guard !CurlOptions.holdsControlCharacter(value) else {
+                throw ValidationError("-H: the value of \"\(name)\" holds a control character")
+            }
+            headers.add(name: name, value: value)
         }
         return headers
     }
@@ -307,8 +326,8 @@ struct Progress {
         let seconds = max(Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18, 0.001)
         let mib = Double(self.received) / 1_048_576
         let of = self.total.map { String(format: " / %.1f MiB", Double($0) / 1_048_576) } ?? ""
-        FileHandle.standardError.write(
-            Data(String(format: "  %.1f MiB%@  %.1f MiB/s%@", mib, of, mib / seconds, end).utf8)
+        try? FileHandle.standardError.write(
+            contentsOf: Data(String(format: "  %.1f MiB%@  %.1f MiB/s%@", mib, of, mib / seconds, end).utf8)
         )
     }
 }

@@ -34,7 +34,9 @@ struct InspectCommand: AsyncParsableCommand {
     func run() async throws {
         let (host, port) = try Self.hostAndPort(self.target)
         var configuration = try TLSStream.Configuration(
-            self.policy.configuration(host: host, revocation: self.revocation)
+            FailureExit.configuration("inspect") {
+                try self.policy.configuration(host: host, revocation: self.revocation)
+            }
         )
         // A policy file's proxy section stands unless --proxy is given; without one, the environment's (as curl).
         let policySetsProxy = try self.policy.setsProxy()
@@ -45,29 +47,31 @@ struct InspectCommand: AsyncParsableCommand {
         } catch {
             throw ValidationError("\(error)")
         }
-        print("Connecting to \(host):\(port)" + (proxy.map { " through the proxy at \($0)" } ?? ""))
+        printOut("Connecting to \(host):\(port)" + (proxy.map { " through the proxy at \($0)" } ?? ""))
         do {
             let stream = try await TLSStream.connect(host: host, port: port, configuration: configuration)
             defer { Task { try? await stream.close() } }
             self.printChain("Presented chain", stream.serverTrust.presentedChain.map(CertificateSummary.init))
-            print("Verdict: trusted")
+            printOut("Verdict: trusted")
             if let trusted = stream.serverTrust.trustedChain {
                 self.printChain("Verified chain", trusted.certificates.map(CertificateSummary.init))
                 self.printRevocation(trusted.notices)
                 try self.printTransparency(trusted.certificates, notices: trusted.notices)
                 for notice in trusted.notices where notice.revocationCheck == nil && notice.unknownRevocation == nil {
-                    print("Notice: \(notice)")
+                    printOut("Notice: \(notice)")
                 }
             }
         } catch let error as BulwarkError {
             if let refusal = error.trustRefusal {
                 self.printChain("Presented chain", refusal.presentedChain)
-                print("Verdict: refused")
+                printOut("Verdict: refused")
                 for reason in refusal.reasons {
-                    print(String(describing: reason).split(separator: "\n").map { "  " + $0 }.joined(separator: "\n"))
+                    printOut(
+                        String(describing: reason).split(separator: "\n").map { "  " + $0 }.joined(separator: "\n")
+                    )
                 }
             } else {
-                print("Verdict: no handshake: \(error)")
+                printOut("Verdict: no handshake: \(error)")
             }
             throw ExitCode(FailureExit.code(for: error))
         } catch let error as ValidationError {
@@ -81,20 +85,20 @@ struct InspectCommand: AsyncParsableCommand {
     /// One line per checked certificate: its status, the method and source, and the answer's validity.
     private func printRevocation(_ notices: [TrustNotice]) {
         guard self.revocation != .off else { return }
-        print("Revocation (\(self.revocation.rawValue)):")
+        printOut("Revocation (\(self.revocation.rawValue)):")
         for notice in notices {
             if let check = notice.revocationCheck {
                 let status = check.status
-                print("  \(check.certificate): \(status.code)")
-                print(
+                printOut("  \(check.certificate): \(status.code)")
+                printOut(
                     "      source:     \(status.source), \(check.method) from \(check.origin)\(check.cached ? " (cached)" : "")"
                 )
                 let thisUpdate = status.thisUpdate.map { $0.formatted(.iso8601) } ?? "(not given)"
                 let nextUpdate = status.nextUpdate.map { $0.formatted(.iso8601) } ?? "(not given)"
-                print("      valid:      \(thisUpdate) to \(nextUpdate)")
+                printOut("      valid:      \(thisUpdate) to \(nextUpdate)")
             } else if let unknown = notice.unknownRevocation {
-                print("  \(unknown.certificate): unknown")
-                print("      why:        \(unknown.reason)")
+                printOut("  \(unknown.certificate): unknown")
+                printOut("      why:        \(unknown.reason)")
             }
         }
     }
@@ -109,27 +113,27 @@ struct InspectCommand: AsyncParsableCommand {
             checked ?? CertificateTransparencyPolicy.chrome.check(chain[0], issuer: chain[1], logs: logs, at: Date())
         // A verdict the connection itself did not reach is said to be advisory (no --ct, or a host without a mode).
         let advisory = checked == nil ? " (advisory: this connection did not check Certificate Transparency)" : ""
-        print("Certificate Transparency (\(check.entries.count) SCT\(check.entries.count == 1 ? "" : "s")):")
+        printOut("Certificate Transparency (\(check.entries.count) SCT\(check.entries.count == 1 ? "" : "s")):")
         for entry in check.entries {
-            print("  \(entry)")
+            printOut("  \(entry)")
         }
-        print("  policy: \(check.failure.map { "not met: \($0)" } ?? "met (Chrome's rule)")\(advisory)")
+        printOut("  policy: \(check.failure.map { "not met: \($0)" } ?? "met (Chrome's rule)")\(advisory)")
     }
 
     private func printChain(_ title: String, _ chain: [CertificateSummary]) {
-        print("\(title) (\(chain.count)):")
+        printOut("\(title) (\(chain.count)):")
         for (index, summary) in chain.enumerated() {
-            print("  [\(index)] \(summary.subject)")
-            print("      issuer:     \(summary.issuer)")
-            print(
+            printOut("  [\(index)] \(summary.subject)")
+            printOut("      issuer:     \(summary.issuer)")
+            printOut(
                 "      valid:      \(summary.notValidBefore.formatted(.iso8601)) to \(summary.notValidAfter.formatted(.iso8601))"
             )
             let names =
                 summary.subjectAlternativeNames.isEmpty
                 ? "(none)" : summary.subjectAlternativeNames.joined(separator: ", ")
-            print("      names:      \(names)")
-            print("      key pin:    \(summary.publicKeyPin)")
-            print("      sha256:     \(summary.certificatePin.fingerprint)")
+            printOut("      names:      \(names)")
+            printOut("      key pin:    \(summary.publicKeyPin)")
+            printOut("      sha256:     \(summary.certificatePin.fingerprint)")
         }
     }
 

@@ -54,7 +54,3 @@ enum CertificateText {
         ]
     }
 }
-
-func printError(_ message: String) {
-    FileHandle.standardError.write(Data((message + "\n").utf8))
-}

@@ -140,8 +140,8 @@ struct PolicyOptions: ParsableArguments {
         return try PolicyFile(contentsOfFile: path).proxy != nil
     }
 
-    /// The configuration of `--policy FILE`.
-    private func policyConfiguration(_ path: String) throws -> BulwarkClient.Configuration {
+    /// The options `--policy FILE` replaces, refused beside it.
+    private func refuseOptionsAPolicyReplaces() throws {
         if !self.caFiles.isEmpty || !self.caCertificateFiles.isEmpty || !self.pins.isEmpty
             || !self.pinnedPublicKeys.isEmpty || self.allowSinglePin
         {
@@ -150,6 +150,11 @@ struct PolicyOptions: ParsableArguments {
                     + "or those"
             )
         }
+    }
+
+    /// The configuration of `--policy FILE`.
+    private func policyConfiguration(_ path: String) throws -> BulwarkClient.Configuration {
+        try self.refuseOptionsAPolicyReplaces()
         if self.certificateTransparency != nil || self.certificateTransparencyLogs != nil {
             throw ValidationError(
                 "--ct and --ct-logs do not apply with --policy: its certificateTransparency section and each host's "
@@ -165,8 +170,14 @@ struct PolicyOptions: ParsableArguments {
         revocation: RevocationOption
     ) throws -> BulwarkClient.Configuration {
         var anchors: [Certificate] = []
-        for file in self.caFiles + self.caCertificateFiles {
-            anchors += try CertificateLoader.certificates(atPath: file)
+        for (option, files) in [("--ca", self.caFiles), ("--cacert", self.caCertificateFiles)] {
+            for file in files {
+                do {
+                    anchors += try CertificateLoader.certificates(atPath: file)
+                } catch {
+                    throw ValidationError("\(option): \(error)")
+                }
+            }
         }
         // --cacert replaces the system roots (curl's meaning); --ca alone adds to them.
         let roots: TrustRoots =
@@ -205,8 +216,26 @@ struct PolicyOptions: ParsableArguments {
 
 extension PolicyOptions {
     func validate() throws {
-        let pins = try self.allPins()
-        if Set(pins).count == 1, !self.allowSinglePin {
+        if self.policyFile != nil {
+            try self.refuseOptionsAPolicyReplaces()
+        }
+        if let certificateFile = self.certificateFile, certificateFile.contains(":"),
+            !FileManager.default.fileExists(atPath: certificateFile)
+        {
+            throw ValidationError(
+                "-E/--cert: curl's FILE:password form is not taken (a password on the command line is visible to every "
+                    + "user of the machine): give the file alone, and the key's passphrase with --key-passphrase-file FILE"
+            )
+        }
+        var pins: Set<Pin> = []
+        for text in try self.allPins() {
+            do {
+                pins.insert(try Pin(text))
+            } catch {
+                throw ValidationError("--pin: \(error)")
+            }
+        }
+        if pins.count == 1, !self.allowSinglePin {
             throw ValidationError(
                 "one pin given: give a backup pin too (a second --pin, or a second sha256// entry of --pinnedpubkey), "
                     + "so that a key change does not lock you out; --allow-single-pin accepts the risk"
@@ -330,6 +359,19 @@ enum CertificateTransparencyOption: String, ExpressibleByArgument, CaseIterable 
 
 /// Exit statuses per failure class, shared by `fetch` and `inspect`.
 enum FailureExit {
+    /// The configuration `make` builds; an error in it (a pin, a certificate or key file, a policy file) is printed
+    /// as `bulwark COMMAND: …` and ends the command with its exit status (64 for bad options and files).
+    static func configuration<Value>(_ command: String, _ make: () throws -> Value) throws -> Value {
+        do {
+            return try make()
+        } catch let error as ValidationError {
+            throw error
+        } catch {
+            printError("bulwark \(command): \(error)")
+            throw ExitCode(Self.code(for: error))
+        }
+    }
+
     static func code(for error: any Error) -> Int32 {
         if error is PinError || error is HostPatternError || error is CertificateLoadingError
             || error is ClientIdentityError || error is SecretBytesError || error is PolicyFileError

@@ -78,6 +78,12 @@ struct ProxyOptions: ParsableArguments {
         {
             throw ValidationError("--proxy-cacert is the CA of an https:// proxy; \(endpoint) is not reached over TLS")
         }
+        if let components = URLComponents(string: text), components.user != nil || components.password != nil {
+            throw ValidationError(
+                "-x/--proxy: a password in the proxy URL is visible to every user of the machine: give the proxy "
+                    + "without it, and the one line user:password in a file with --proxy-user-file FILE"
+            )
+        }
         let proxy = try self.withProxyTrust(BulwarkClient.Proxy.url(text, credentials: try self.credentials()))
         return bypass.map { proxy.bypassing($0) } ?? proxy
     }

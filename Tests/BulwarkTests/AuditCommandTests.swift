@@ -262,7 +262,7 @@ struct AuditCommandTests {
         #expect(help.status == 0)
         let text = help.stdout.split(whereSeparator: \.isWhitespace).joined(separator: " ")
         for status in [
-            "Exit status: 0 no interception is accepted", "1 INTERCEPTION ACCEPTED", "2 bad arguments",
+            "Exit status: 0 no interception is accepted", "1 INTERCEPTION ACCEPTED", "64 bad options or files",
             "3 the proxy could not be reached", "5 the policy refuses the origin's own certificate", "9 undetermined",
         ] {
             #expect(text.contains(status), "\(status)")

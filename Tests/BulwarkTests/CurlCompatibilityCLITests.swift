@@ -157,6 +157,11 @@ struct CurlCompatibilityCLITests {
         #expect(failed.stdout == "")
         #expect(failed.stderr == "bulwark fetch: the server answered 404 Not Found (--fail: no body written)\n")
 
+        // -s keeps security notices (the review: it hid them): soft revocation with no status to be had.
+        let notice = try await CLI.run(["fetch", fixture.url("/hello"), "-s", "--revocation", "soft"] + base)
+        #expect(notice.status == 0, "\(notice.stderr)")
+        #expect(notice.stderr.hasPrefix("notice: "), "\(notice.stderr)")
+
         let redirect = fixture.url("/redirect/302?to=%2Fhello")
         let followed = try await CLI.run(["fetch", redirect, "-L", "-s"] + base)
         #expect(followed.status == 0, "\(followed.stderr)")
@@ -238,6 +243,23 @@ struct CurlCompatibilityCLITests {
                 "Error: one pin given: give a backup pin too"
             ),
             (["-d", "@/nonexistent/body"], "Error: -d/--data: cannot read \"/nonexistent/body\""),
+            // The review (helper-15): a password joined to -u, -U or -E, or after curl's FILE: in -E, is refused
+            // without being echoed; a proxy URL holding a password is refused as -U is.
+            (["-uuser:hunter2"], "Error: -u/--user is refused"),
+            (["-Uproxy:hunter2"], "Error: -U/--proxy-user is refused"),
+            (["-E", "client.pem:hunter2", "--key", "client.key"], "Error: -E/--cert: curl's FILE:password form"),
+            (["-x", "http://bob:hunter2@127.0.0.1:9"], "Error: -x/--proxy: a password in the proxy URL is visible"),
+            // A control character in a header field is refused before any connection, naming the option.
+            (["-A", "evil\r\nX-Injected: 1"], "Error: -A/--user-agent: the value holds a control character"),
+            (["-H", "X-Evil: a\u{1B}[31m"], "Error: -H: the value of \"X-Evil\" holds a control character"),
+            (["-H", "Bad Name: x"], "Error: -H: \"Bad Name\" is not a header field name"),
+            (["-m", "nan"], "Error: -m/--max-time takes a number of seconds above 0"),
+            (["-m", "1e17"], "Error: -m/--max-time takes a number of seconds above 0"),
+            // Two spellings of one pin are one pin (the check compares the pins, not the text).
+            (
+                ["--pin", fixture.leafPin, "--pin", " " + fixture.leafPin],
+                "Error: one pin given: give a backup pin too"
+            ),
             (["--frobnicate"], "Error: Unknown option '--frobnicate'"),
         ]
         for (arguments, sentence) in cases {
@@ -245,8 +267,10 @@ struct CurlCompatibilityCLITests {
             #expect(result.status == 64, "\(arguments): \(result.stderr)")
             #expect(result.stderr.contains(sentence), "\(arguments): \(result.stderr)")
             #expect(!result.stderr.contains("hunter2"))
+            #expect(!result.stderr.contains("allowSinglePin"))
         }
         #expect(fixture.server.requests.isEmpty, "no refused command sends a request")
+        #expect(fixture.server.handshakes.isEmpty, "no refused command connects")
         await fixture.stop()
     }
 
@@ -274,5 +298,66 @@ struct CurlCompatibilityCLITests {
         #expect(proxied.stdout == "hello from nginx\n")
         let log = try await squid.accessLog(atLeast: 2)
         #expect(log.contains { $0.contains("CONNECT localhost:\(nginx.port)") && !$0.contains("/407") }, "\(log)")
+    }
+
+    @Test("inspect and audit name a bad option's file and exit 64 (the review: they exited 1)")
+    func inspectAndAuditBadFiles() async throws {
+        let empty = try CLI.write("", name: "empty.pem")
+        defer { try? FileManager.default.removeItem(atPath: empty) }
+        for command in [["inspect", "localhost:9"], ["audit", "localhost:9", "-x", "http://127.0.0.1:9"]] {
+            let missing = try await CLI.run(command + ["--cacert", "/nonexistent/ca.pem"])
+            #expect(missing.status == 64, "\(command): \(missing.stderr)")
+            #expect(missing.stderr.contains("--cacert: /nonexistent/ca.pem: cannot read file"), "\(missing.stderr)")
+            let noCertificate = try await CLI.run(command + ["--ca", empty])
+            #expect(noCertificate.status == 64, "\(command): \(noCertificate.stderr)")
+            #expect(noCertificate.stderr.contains("--ca: \(empty): "), "\(noCertificate.stderr)")
+            let badPin = try await CLI.run(command + ["--pin", "sha256/AAAA", "--allow-single-pin"])
+            #expect(badPin.status == 64, "\(command): \(badPin.stderr)")
+        }
+    }
+
+    @Test(
+        "what a hostile peer sends is printed with its control characters escaped (the review: escapes reached the terminal)"
+    )
+    func peerTextIsEscaped() async throws {
+        // A certificate whose subject holds an escape sequence, from a CA the command does not trust: the refusal
+        // names the subject.
+        let root = try CertificateFactory.makeRoot()
+        let leaf = try CertificateFactory.issueLeaf(
+            from: root,
+            commonName: "X\u{1B}]0;PWNED\u{7}\u{1B}[31mRED\u{9B}2J",
+            dnsNames: [Harness.host]
+        )
+        let evil = TestChain(root: root, intermediate: nil, leaf: leaf, presentedChain: [leaf.certificate])
+        let server = try await Harness.server(evil)
+        defer { Task { try? await server.shutdown() } }
+        let fixture = try await Fixture.start()
+        defer { Task { await fixture.stop() } }
+        let result = try await CLI.run([
+            "fetch", Harness.url(server, "/hello"), "--cacert", fixture.root, "-v", "--resolve",
+            "\(Harness.host):\(server.port):127.0.0.1",
+        ])
+        #expect(result.status == 5, "\(result.stderr)")
+        // (The subject's `;` is escaped as RFC 4514 writes it.)
+        #expect(result.stderr.contains("X\\u{1B}]0\\;PWNED\\u{7}\\u{1B}[31mRED\\u{9B}2J"), "\(result.stderr)")
+        #expect(!result.stderr.unicodeScalars.contains { $0.value == 0x1B || $0.value == 0x9B || $0.value == 0x7 })
+    }
+
+    @Test("a reader that goes away ends the command with curl's 23, not a crash (the review: a fatal error)")
+    func aClosedPipeIsAWriteError() async throws {
+        let fixture = try await Fixture.start()
+        defer { Task { await fixture.stop() } }
+        let command =
+            ([CLI.binary.path, "fetch", fixture.url("/bytes/4000000"), "--cacert", fixture.root, "-i", "-v"]
+            + fixture.resolve).map { "'\($0)'" }.joined(separator: " ")
+        for pipe in ["| head -c 1 > /dev/null", "2>&1 | head -c 1 > /dev/null"] {
+            let result = try await ProcessRunner.run(
+                URL(fileURLWithPath: "/bin/bash"),
+                ["-c", "set -o pipefail; \(command) \(pipe); echo status ${PIPESTATUS[0]}"],
+                timeout: .seconds(120)
+            )
+            #expect(result.output.hasSuffix("status 23\n"), "\(pipe): \(result.output) \(result.stderr)")
+            #expect(!result.stderr.contains("Fatal error"), "\(pipe): \(result.stderr)")
+        }
     }
 }

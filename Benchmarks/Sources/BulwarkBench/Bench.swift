@@ -74,6 +74,10 @@ struct Bench {
         if !hostMatchCounts.isEmpty {
             await bench.attempt("hostmatch", unit: "ns/lookup") { try $0.hostMatch(counts: hostMatchCounts) }
         }
+        if options.selected("first-request") {
+            await bench.attempt("first-request", unit: "ms") { try $0.firstRequest() }
+        }
+        if options.selected("cli-fetch") { await bench.attempt("cli-fetch", unit: "ms") { try $0.cliFetch() } }
         if options.selected("limbo") { await bench.attempt("limbo", unit: "s") { try $0.limbo() } }
         if options.selected("encode-html") { await bench.attempt("encode-html", unit: "GB/s") { try $0.encodeHTML() } }
         try await server.shutdown()

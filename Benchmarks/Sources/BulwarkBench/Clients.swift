@@ -163,13 +163,20 @@ final class AHCBenchClient: BenchClient {
         sharedEventLoops: Bool = false,
         httpVersion: HTTPClient.Configuration.HTTPVersion = .http1Only,
         proxy: HTTPClient.Configuration.Proxy? = nil,
-        dnsOverride: Bool = true
+        dnsOverride: Bool = true,
+        systemRoots: Bool = false
     ) throws {
         self.label = label
         self.base = target.base
         self.loops = EventLoops.make(shared: sharedEventLoops)
         var tls = TLSConfiguration.makeClientConfiguration()
-        tls.trustRoots = .certificates(try NIOSSLCertificate.fromPEMBytes(Array(rootPEM.utf8)))
+        if systemRoots {
+            // The system's roots (BoringSSL reads the bundle or the hashed directory) and the benchmark's CA.
+            tls.trustRoots = .default
+            tls.additionalTrustRoots = [.certificates(try NIOSSLCertificate.fromPEMBytes(Array(rootPEM.utf8)))]
+        } else {
+            tls.trustRoots = .certificates(try NIOSSLCertificate.fromPEMBytes(Array(rootPEM.utf8)))
+        }
         tls.certificateVerification = .fullVerification
         var config = HTTPClient.Configuration(tlsConfiguration: tls)
         config.httpVersion = httpVersion

@@ -31,6 +31,8 @@ struct Options: Sendable {
 
     /// Child-process mode: one streamed download with one client, result as JSON on standard output.
     var childDownload: String?
+    /// Child-process mode: a new client trusting the system roots, one request (see ``FirstRequest``).
+    var childFirstRequest: String?
     var childPort = 0
     var childRootPEM: String?
     /// Child-process mode: one streamed upload with one client (see ``ChildDownload``).
@@ -72,7 +74,8 @@ struct Options: Sendable {
         Benchmarks Bulwark against AsyncHTTPClient on one local TLS server (HTTP/1.1), alternating the two
         clients in rounds and reporting medians. Names: keepalive-c1 keepalive-c32 newconn newconn-pinned
         newconn-cached newconn-pinned-cached newconn-revocation newconn-ct trust-eval download hostmatch-10 hostmatch-1000 hostmatch-10000 limbo
-        encode-html h2-c1 h2-c32 upload memory-idle proxy-keepalive (the newconn rows run together, in the same rounds;
+        encode-html h2-c1 h2-c32 upload memory-idle proxy-keepalive first-request cli-fetch (the newconn rows run
+        together, in the same rounds;
         proxy-keepalive needs squid, and reports that it did not run without it).
         By default the server and each client run on their own event loop group; --shared-event-loops puts them
         all on NIO's singleton group (what an app using the defaults does).
@@ -121,6 +124,7 @@ struct Options: Sendable {
                 }
                 options.downloadBytes = n
             case "--child-download": options.childDownload = try value(argument)
+            case "--child-first-request": options.childFirstRequest = try value(argument)
             case "--child-port": options.childPort = Int(try value(argument)) ?? 0
             case "--child-root": options.childRootPEM = try value(argument)
             case "--child-upload": options.childUpload = try value(argument)

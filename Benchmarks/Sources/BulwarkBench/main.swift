@@ -8,6 +8,8 @@ do {
     let options = try Options.parse(Array(CommandLine.arguments.dropFirst()))
     if let kind = options.profileTrust {
         try await TrustProfile.run(kind: kind, iterations: options.profileIterations)
+    } else if options.childFirstRequest != nil {
+        try await FirstRequest.runChild(options)
     } else if options.childMemory != nil {
         try await MemoryChild.run(options)
     } else if options.childDownload != nil || options.childUpload != nil {

@@ -22,6 +22,9 @@ struct ConnectionSettings: Sendable {
     var resolveOverrides: [BulwarkClient.Endpoint: BulwarkClient.ResolvedAddress]
     /// Reuse of trusted decisions across handshakes; nil for none.
     var trustDecisionCache: TrustDecisionCache.Options?
+    /// The load a handshake timer waits for before it is armed: the system trust roots' parse (tests substitute
+    /// their own).
+    var rootsLoad: BackgroundLoad = SystemTrustRootsLoading.load
 
     /// The connection settings of `configuration`.
     init(_ configuration: BulwarkClient.Configuration) {
