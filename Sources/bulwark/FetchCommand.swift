@@ -4,6 +4,10 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 struct FetchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "fetch",
@@ -175,10 +179,13 @@ struct FetchCommand: AsyncParsableCommand {
         let total = response.headers.first(name: "content-length").flatMap(Int.init)
         let sink: FileHandle
         if let output {
-            guard FileManager.default.createFile(atPath: output, contents: nil) else {
-                throw ValidationError("cannot create \(output)")
+            // Opened and truncated in place, as curl does: creating it anew (a file written aside and renamed over
+            // the path) would replace a link, a pipe or a device such as /dev/null with a regular file.
+            let descriptor = open(output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+            guard descriptor >= 0 else {
+                throw ValidationError("-o/--output: cannot open \(output): \(String(cString: strerror(errno)))")
             }
-            sink = try FileHandle(forWritingTo: URL(fileURLWithPath: output))
+            sink = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
         } else {
             sink = FileHandle.standardOutput
         }

@@ -360,4 +360,25 @@ struct CurlCompatibilityCLITests {
             #expect(!result.stderr.contains("Fatal error"), "\(pipe): \(result.stderr)")
         }
     }
+
+    @Test(
+        "-o writes into the file it names, as curl: a link stays a link (the file was replaced: -o /dev/null made it a regular file)"
+    )
+    func outputWritesIntoTheFileNamed() async throws {
+        let fixture = try await Fixture.start()
+        defer { Task { await fixture.stop() } }
+        let directory = FileManager.default.temporaryDirectory.appending(path: "bulwark-cli-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let target = directory.appending(path: "target").path
+        let link = directory.appending(path: "link").path
+        try "old contents, longer than the body\n".write(toFile: target, atomically: false, encoding: .utf8)
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: target)
+        let result = try await CLI.run(
+            ["fetch", fixture.url("/hello"), "--cacert", fixture.root, "-s", "-o", link] + fixture.resolve
+        )
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect((try? FileManager.default.destinationOfSymbolicLink(atPath: link)) == target, "-o replaced the link")
+        #expect(try String(contentsOfFile: target, encoding: .utf8) == "hello")
+    }
 }

@@ -59,14 +59,25 @@ enum FirstRequest {
     }
 }
 
-/// A process run to its end with standard output and error to /dev/null: its wall time and peak RSS (`wait4`'s
-/// `ru_maxrss`, this process alone).
+/// A process run to its end with standard output and error to /dev/null: its wall time and peak RSS. The process is
+/// started by GNU time (`/usr/bin/time -f %M`), which reports the peak: a process started straight from this one
+/// would count this process's own RSS in its peak (`ru_maxrss` keeps the pages shared until `exec`), and both tools
+/// pay time's start alike.
 struct MeasuredRun {
     let status: Int32
     let milliseconds: Double
     let peakKiB: Int
 
     static func run(_ executable: String, _ arguments: [String]) throws -> MeasuredRun {
+        let report = NSTemporaryDirectory() + "bulwark-bench-time-\(getpid()).txt"
+        defer { try? FileManager.default.removeItem(atPath: report) }
+        let run = try Self.spawn("/usr/bin/time", ["-f", "%M", "-o", report, executable] + arguments)
+        let text = (try? String(contentsOfFile: report, encoding: .utf8)) ?? ""
+        let peak = text.split(separator: "\n").last.flatMap { Int($0.trimmingCharacters(in: .whitespaces)) } ?? 0
+        return MeasuredRun(status: run.status, milliseconds: run.milliseconds, peakKiB: peak)
+    }
+
+    private static func spawn(_ executable: String, _ arguments: [String]) throws -> MeasuredRun {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }

@@ -239,41 +239,27 @@ struct Connector: Sendable {
                 )
             }
             .flatMap { channel -> EventLoopFuture<(any Channel, Configured, ServerTrustInfo)> in
-                // The handshake timer is armed once the system roots are parsed (at once, but for the first
-                // handshakes of a process whose configuration names them): the parse is not the server's time. The
-                // deadline still bounds the whole.
-                let armTimer: @Sendable () -> Scheduled<Void> = {
-                    let handshakeLimit = Self.limit(handshakeTimeout, by: deadline)
-                    return eventLoop.scheduleTask(in: handshakeLimit.timeout) {
-                        let code: BulwarkError.Code =
-                            handshakeLimit.deadlineBound ? .deadlineExceeded : .tlsHandshakeTimeout
-                        handshakePromise.fail(BulwarkError(code, host: host, detail: "during the TLS handshake"))
-                        channel.close(promise: nil)
-                    }
-                }
-                if rootsLoad.isSettled {
-                    let timeout = armTimer()
-                    // Cancel the moment the handshake ends.
-                    handshakePromise.futureResult.whenComplete { _ in timeout.cancel() }
-                } else {
-                    Self.armWhenSettled(
-                        rootsLoad,
-                        on: eventLoop,
-                        handshake: handshakePromise.futureResult,
-                        atTheLatestIn: handshakeTimeout,
-                        armTimer
-                    )
-                    // The deadline is not the handshake timer's to wait for.
-                    if let deadline {
-                        let expiry = eventLoop.scheduleTask(deadline: deadline) {
-                            handshakePromise.fail(
-                                BulwarkError(.deadlineExceeded, host: host, detail: "during the TLS handshake")
-                            )
+                let handshakeLimit = Self.limit(handshakeTimeout, by: deadline)
+                let timeout = eventLoop.scheduleTask(in: handshakeLimit.timeout) {
+                    // The server sent its chain and the verification waits for the system roots' parse (the first
+                    // handshakes of a process): that is not the server's time, and the timer runs once more.
+                    if !handshakeLimit.deadlineBound, verification.isVerifying, !rootsLoad.isSettled {
+                        let grace = Self.limit(handshakeTimeout, by: deadline)
+                        let second = eventLoop.scheduleTask(in: grace.timeout) {
+                            let code: BulwarkError.Code = grace.deadlineBound ? .deadlineExceeded : .tlsHandshakeTimeout
+                            handshakePromise.fail(BulwarkError(code, host: host, detail: "during the TLS handshake"))
                             channel.close(promise: nil)
                         }
-                        handshakePromise.futureResult.whenComplete { _ in expiry.cancel() }
+                        handshakePromise.futureResult.whenComplete { _ in second.cancel() }
+                        return
                     }
+                    let code: BulwarkError.Code =
+                        handshakeLimit.deadlineBound ? .deadlineExceeded : .tlsHandshakeTimeout
+                    handshakePromise.fail(BulwarkError(code, host: host, detail: "during the TLS handshake"))
+                    channel.close(promise: nil)
                 }
+                // Cancel the moment the handshake ends.
+                handshakePromise.futureResult.whenComplete { _ in timeout.cancel() }
                 return handshakePromise.futureResult
                     .map { configured, negotiated in
                         let info = ServerTrustInfo(
@@ -551,29 +537,6 @@ struct Connector: Sendable {
 
     /// `timeout`, or the time left until `deadline` when that is shorter (`deadlineBound` then says so, and the
     /// timeout's expiry is reported as the deadline's).
-    /// Arms the handshake timer on `eventLoop` once `load` is settled, or at the latest after `latest` (a load that
-    /// never ends, a bundle path that blocks its reader, must not leave a stalled server unbounded: a handshake then
-    /// has at most twice its timeout), unless the handshake has ended by then; cancels it when the handshake ends.
-    private static func armWhenSettled<Value>(
-        _ load: BackgroundLoad,
-        on eventLoop: any EventLoop,
-        handshake: EventLoopFuture<Value>,
-        atTheLatestIn latest: TimeAmount,
-        _ armTimer: @escaping @Sendable () -> Scheduled<Void>
-    ) {
-        let state = NIOLoopBoundBox((ended: false, armed: false), eventLoop: eventLoop)
-        handshake.whenComplete { _ in state.value.ended = true }
-        let arm: @Sendable () -> Void = {
-            guard !state.value.ended, !state.value.armed else { return }
-            state.value.armed = true
-            let timeout = armTimer()
-            handshake.whenComplete { _ in timeout.cancel() }
-        }
-        let fallback = eventLoop.scheduleTask(in: latest, arm)
-        handshake.whenComplete { _ in fallback.cancel() }
-        load.whenSettled { eventLoop.execute(arm) }
-    }
-
     static func limit(_ timeout: TimeAmount, by deadline: NIODeadline?) -> (timeout: TimeAmount, deadlineBound: Bool) {
         guard let deadline else { return (timeout, false) }
         let left = deadline - .now()

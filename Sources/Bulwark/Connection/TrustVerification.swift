@@ -18,7 +18,9 @@ final class TrustVerification: Sendable {
     let reporter: PinFailureReporter?
     let cache: TrustDecisionCache?
     let parsedCertificates: CertificateParseCache
-    private let state = NIOLockedValueBox<(decision: TrustDecision?, presented: [Certificate])>((nil, []))
+    private let state = NIOLockedValueBox<(decision: TrustDecision?, presented: [Certificate], verifying: Bool)>(
+        (nil, [], false)
+    )
     /// What the certificate parser said about certificates it could not parse, verbatim (for `debugDescription`).
     private let parseFailureTexts = NIOLockedValueBox<[String]>([])
     /// The proxy the connection goes through: revocation fetches of the evaluation go through it too.
@@ -64,6 +66,9 @@ final class TrustVerification: Sendable {
     var decision: TrustDecision? { self.state.withLockedValue { $0.decision } }
     /// The chain the server presented, leaf first.
     var presentedChain: [Certificate] { self.state.withLockedValue { $0.presented } }
+    /// Whether the server's chain has arrived and its verification has not ended: the handshake waits for the
+    /// client, not for the server.
+    var isVerifying: Bool { self.state.withLockedValue { $0.verifying && $0.decision == nil } }
     /// The parser's own errors for the presented certificates it could not parse, or nil.
     var parseFailures: String? {
         let texts = self.parseFailureTexts.withLockedValue { $0 }
@@ -71,6 +76,7 @@ final class TrustVerification: Sendable {
     }
 
     func verify(_ certificates: [NIOSSLCertificate], promise: EventLoopPromise<NIOSSLVerificationResultWithMetadata>) {
+        self.state.withLockedValue { $0.verifying = true }
         var der: [[UInt8]] = []
         der.reserveCapacity(certificates.count)
         for certificate in certificates {
@@ -151,7 +157,7 @@ final class TrustVerification: Sendable {
         cached: Bool,
         promise: EventLoopPromise<NIOSSLVerificationResultWithMetadata>
     ) {
-        self.state.withLockedValue { $0 = (decision, presented) }
+        self.state.withLockedValue { $0 = (decision, presented, false) }
         TrustEvents.report(decision, presented: presented, cached: cached, to: self.monitor)
         self.reportPinFailures(decision)
         promise.succeed(decision.isTrusted ? .certificateVerified(VerificationMetadata(nil)) : .failed)

@@ -19,6 +19,9 @@ public struct ServerTrustManager: Sendable {
     /// The evaluator for hosts matching no pattern when `allHostsMustBeEvaluated` is `false`.
     public let defaultEvaluator: any ServerTrustEvaluating
     private let matcher: HostMatcher<any ServerTrustEvaluating>
+    /// Whether an evaluator this manager can choose verifies against the system roots (see
+    /// ``SystemTrustRootsLoading``): the client starts their parse when it is made.
+    package let namesSystemRoots: Bool
     /// Tells managers apart (copies share it): part of a ``TrustDecisionCache`` key.
     private let token = Token()
     /// The last host that matched a pattern, exactly as given, with its match: a client asks for the same host
@@ -84,6 +87,9 @@ public struct ServerTrustManager: Sendable {
         self.allHostsMustBeEvaluated = allHostsMustBeEvaluated
         self.defaultEvaluator = defaultEvaluator
         self.matcher = HostMatcher(patterns)
+        self.namesSystemRoots =
+            patterns.contains { SystemTrustRootsLoading.namesSystemRoots($0.1) }
+            || (!allHostsMustBeEvaluated && SystemTrustRootsLoading.namesSystemRoots(defaultEvaluator))
     }
 
     /// The evaluator for `host`, or `nil` when the host must be refused.

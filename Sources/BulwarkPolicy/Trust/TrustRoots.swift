@@ -10,8 +10,8 @@ public struct TrustRoots: Sendable, Hashable {
 
     private let storage: Storage
     /// The store of `.custom` roots, built once: every evaluation needs it, and building it hashes every anchor's
-    /// subject. (Roots that include the system's start the system bundle's parse in the background when they are
-    /// made: `SystemTrustRootsLoading`.)
+    /// subject. (The system store is not touched here: reading `CertificateStore.systemTrustRoots` starts loading
+    /// the system bundle, which only a client whose policy names the system roots should do.)
     private let customStore: CertificateStore?
     /// The verifier last built for these roots (see ``VerifierMemo``); not part of the value.
     let verifiers = VerifierMemo()
@@ -24,9 +24,6 @@ public struct TrustRoots: Sendable, Hashable {
             self.customStore = CertificateStore(certificates)
         } else {
             self.customStore = nil
-            // Roots that include the system's: their parse starts now, in the background, once per process (see
-            // `SystemTrustRootsLoading`), rather than inside the first handshake.
-            SystemTrustRootsLoading.load.start()
         }
     }
 
@@ -58,6 +55,14 @@ public struct TrustRoots: Sendable, Hashable {
     /// The system trust store plus the given certificates.
     public static func systemAnd(_ certificates: [Certificate]) -> TrustRoots {
         TrustRoots(storage: .systemAnd(certificates))
+    }
+
+    /// Whether these roots include the system's.
+    var includesSystemRoots: Bool {
+        switch self.storage {
+        case .system, .systemAnd: return true
+        case .custom: return false
+        }
     }
 
     /// The certificates given explicitly (not those of the system store).
