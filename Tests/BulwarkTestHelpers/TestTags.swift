@@ -22,4 +22,9 @@ extension Tag {
     /// Such suites run in a process of their own: in the shared run each holds one of the cooperative pool's threads
     /// (two on a 2-core machine) for that long, and two of them at once stall every async test there.
     @Tag public static var compute: Self
+
+    /// The suite starts programs that take the machine for seconds (SwiftPM resolving a package: 21 clones and their
+    /// manifests compiled). It carries `.externalPeers` too, and runs after the other external-program suites, in a
+    /// process of its own: beside them it stretched a revocation fetch past its 4 s budget on a clean CI run.
+    @Tag public static var alone: Self
 }
