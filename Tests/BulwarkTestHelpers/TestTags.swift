@@ -24,7 +24,8 @@ extension Tag {
     @Tag public static var compute: Self
 
     /// The suite starts programs that take the machine for seconds (SwiftPM resolving a package: 21 clones and their
-    /// manifests compiled). It carries `.externalPeers` too, and runs after the other external-program suites, in a
-    /// process of its own: beside them it stretched a revocation fetch past its 4 s budget on a clean CI run.
+    /// manifests compiled; about 70 `bulwark` processes). It carries `.externalPeers` too, and runs after the other
+    /// external-program suites, in a process of its own: beside them, on a clean CI run, a revocation fetch through
+    /// squid overran its 4 s budget.
     @Tag public static var alone: Self
 }

@@ -7,8 +7,10 @@ import X509
 
 /// `bulwark fetch` under curl's option names (issue 42): each option against an in-process server (and `-I`, `-x`
 /// against nginx and squid), its output pinned; curl's insecure and secret-revealing options refused with a sentence
-/// and exit 64, before any request.
-@Suite("bulwark fetch with curl's options", .tags(.externalPeers))
+/// and exit 64, before any request. It starts about 70 `bulwark` processes: beside the other external-program suites,
+/// on two cores, that stretched a revocation fetch through squid past its 4 s budget (3 runs of 3), so it runs in the
+/// `.alone` process, its tests one at a time.
+@Suite("bulwark fetch with curl's options", .tags(.externalPeers, .alone), .serialized)
 struct CurlCompatibilityCLITests {
     /// A server, the CA file of its chain, the --resolve argument and the public-key pins of its leaf and
     /// intermediate (curl's syntax: sha256//…).
