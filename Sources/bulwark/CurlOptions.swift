@@ -128,6 +128,20 @@ struct CurlOptions: ParsableArguments {
     )
     var oauth2Bearer: String?
 
+    /// The sentences that refuse a secret on the command line, wherever it is found: as an option's value, joined to
+    /// its letter (`-uuser:password`), or after curl's `FILE:` in `-E`.
+    enum Refusal {
+        static let user =
+            "-u/--user is refused: a password on the command line is visible to every user of the machine. "
+            + "Send a token with --bearer-token-file, or authenticate to a proxy with --proxy-user-file."
+        static let proxyUser =
+            "-U/--proxy-user is refused: a password on the command line is visible to every user of the machine. "
+            + "Put the one line user:password in a file and give --proxy-user-file FILE."
+        static let certificatePassword =
+            "-E/--cert: curl's FILE:password form is not taken (a password on the command line is visible to every "
+            + "user of the machine): give the file alone, and the key's passphrase with --key-passphrase-file FILE"
+    }
+
     /// The exit status of `--fail` on an HTTP error, as curl's (CURLE_HTTP_RETURNED_ERROR).
     static let httpErrorExit: Int32 = 22
 
@@ -140,16 +154,10 @@ struct CurlOptions: ParsableArguments {
             )
         }
         if self.user != nil {
-            throw ValidationError(
-                "-u/--user is refused: a password on the command line is visible to every user of the machine. "
-                    + "Send a token with --bearer-token-file, or authenticate to a proxy with --proxy-user-file."
-            )
+            throw ValidationError(Refusal.user)
         }
         if self.proxyUser != nil {
-            throw ValidationError(
-                "-U/--proxy-user is refused: a password on the command line is visible to every user of the machine. "
-                    + "Put the one line user:password in a file and give --proxy-user-file FILE."
-            )
+            throw ValidationError(Refusal.proxyUser)
         }
         if self.oauth2Bearer != nil {
             throw ValidationError(
@@ -182,19 +190,9 @@ struct CurlOptions: ParsableArguments {
             if argument == "--" { return nil }
             guard argument.count > 2, argument.hasPrefix("-"), !argument.hasPrefix("--") else { continue }
             let letter = argument.dropFirst().first
-            if letter == "u" {
-                return "-u/--user is refused: a password on the command line is visible to every user of the "
-                    + "machine. Send a token with --bearer-token-file, or authenticate to a proxy with --proxy-user-file."
-            }
-            if letter == "U" {
-                return "-U/--proxy-user is refused: a password on the command line is visible to every user of the "
-                    + "machine. Put the one line user:password in a file and give --proxy-user-file FILE."
-            }
-            if letter == "E", argument.contains(":") {
-                return "-E/--cert: curl's FILE:password form is not taken (a password on the command line is visible "
-                    + "to every user of the machine): give the file alone, and the key's passphrase with "
-                    + "--key-passphrase-file FILE"
-            }
+            if letter == "u" { return Refusal.user }
+            if letter == "U" { return Refusal.proxyUser }
+            if letter == "E", argument.contains(":") { return Refusal.certificatePassword }
         }
         return nil
     }

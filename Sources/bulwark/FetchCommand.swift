@@ -148,7 +148,9 @@ struct FetchCommand: AsyncParsableCommand {
         try self.proxyOptions.apply(to: &configuration.proxy, policySetsProxy: policySetsProxy)
         let client = BulwarkClient(configuration: configuration)
         defer { Task { await client.shutdown() } }
-        if self.curl.verbose { self.printVerboseRequest(request) }
+        // The pins -v names and marks, read once (a --pinnedpubkey file is read again for nothing else).
+        let verbosePins = self.curl.verbose && self.policy.policyFile == nil ? try self.policy.allPins() : []
+        if self.curl.verbose { self.printVerboseRequest(request, pins: verbosePins) }
         let response = try await client.execute(request, timeout: .milliseconds(Int64(self.maxTime * 1000)))
         let quiet = self.curl.silent && !self.curl.verbose
         if !quiet {
@@ -158,7 +160,7 @@ struct FetchCommand: AsyncParsableCommand {
             )
             if let trusted = response.serverTrust?.trustedChain {
                 printError("trusted; verified chain:")
-                let pins = self.curl.verbose && self.policy.policyFile == nil ? Set(try self.policy.allPins()) : []
+                let pins = Set(verbosePins)
                 for certificate in trusted.certificates {
                     let summary = CertificateSummary(certificate)
                     let matched = pins.contains(summary.publicKeyPin.description) ? "  (matches a pin)" : ""
@@ -215,12 +217,11 @@ struct FetchCommand: AsyncParsableCommand {
     /// `-v`: the pins or the policy file, then the request as given on one `> ` line on standard error: the method,
     /// the URL without query, the header fields (credentials as `<redacted>`) and the body's size. What the policy
     /// decides follows as `* ` lines.
-    private func printVerboseRequest(_ request: BulwarkRequest) {
-        if self.policy.policyFile == nil {
-            let pins = (try? self.policy.allPins()) ?? []
-            if !pins.isEmpty { printError("* pins: \(pins.joined(separator: ", "))") }
-        } else {
-            printError("* policy file: \(self.policy.policyFile ?? "")")
+    private func printVerboseRequest(_ request: BulwarkRequest, pins: [String]) {
+        if let policyFile = self.policy.policyFile {
+            printError("* policy file: \(policyFile)")
+        } else if !pins.isEmpty {
+            printError("* pins: \(pins.joined(separator: ", "))")
         }
         printError("> \(request)")
     }

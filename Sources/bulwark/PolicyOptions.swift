@@ -116,7 +116,7 @@ struct PolicyOptions: ParsableArguments {
     /// checking as `revocation` says); `--tls13`, `--cert`/`--key`/`--p12` and `--resolve` apply to both.
     func configuration(host: String, revocation: RevocationOption = .off) throws -> BulwarkClient.Configuration {
         var configuration =
-            try self.policyFile.map { try self.policyConfiguration($0) }
+            try self.policyFile.map { try BulwarkClient.Configuration(policyFile: $0) }
             ?? self.commandLineConfiguration(host: host, revocation: revocation)
         if self.tls13 { configuration.tls.minimumVersion = .tls13 }
         if let identity = try self.clientIdentity() {
@@ -140,7 +140,7 @@ struct PolicyOptions: ParsableArguments {
         return try PolicyFile(contentsOfFile: path).proxy != nil
     }
 
-    /// The options `--policy FILE` replaces, refused beside it.
+    /// The options `--policy FILE` replaces or decides, refused beside it (when the options are read).
     private func refuseOptionsAPolicyReplaces() throws {
         if !self.caFiles.isEmpty || !self.caCertificateFiles.isEmpty || !self.pins.isEmpty
             || !self.pinnedPublicKeys.isEmpty || self.allowSinglePin
@@ -150,18 +150,12 @@ struct PolicyOptions: ParsableArguments {
                     + "or those"
             )
         }
-    }
-
-    /// The configuration of `--policy FILE`.
-    private func policyConfiguration(_ path: String) throws -> BulwarkClient.Configuration {
-        try self.refuseOptionsAPolicyReplaces()
         if self.certificateTransparency != nil || self.certificateTransparencyLogs != nil {
             throw ValidationError(
                 "--ct and --ct-logs do not apply with --policy: its certificateTransparency section and each host's "
                     + "mode decide"
             )
         }
-        return try BulwarkClient.Configuration(policyFile: path)
     }
 
     /// The configuration of `--ca` and `--pin`: a policy that covers exactly `host`.
@@ -222,10 +216,7 @@ extension PolicyOptions {
         if let certificateFile = self.certificateFile, certificateFile.contains(":"),
             !FileManager.default.fileExists(atPath: certificateFile)
         {
-            throw ValidationError(
-                "-E/--cert: curl's FILE:password form is not taken (a password on the command line is visible to every "
-                    + "user of the machine): give the file alone, and the key's passphrase with --key-passphrase-file FILE"
-            )
+            throw ValidationError(CurlOptions.Refusal.certificatePassword)
         }
         var pins: Set<Pin> = []
         for text in try self.allPins() {

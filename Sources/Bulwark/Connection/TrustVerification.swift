@@ -68,7 +68,7 @@ final class TrustVerification: Sendable {
     var presentedChain: [Certificate] { self.state.withLockedValue { $0.presented } }
     /// Whether the server's chain has arrived and its verification has not ended: the handshake waits for the
     /// client, not for the server.
-    var isVerifying: Bool { self.state.withLockedValue { $0.verifying && $0.decision == nil } }
+    var isVerifying: Bool { self.state.withLockedValue { $0.verifying } }
     /// The parser's own errors for the presented certificates it could not parse, or nil.
     var parseFailures: String? {
         let texts = self.parseFailureTexts.withLockedValue { $0 }
