@@ -81,7 +81,9 @@ struct InteropPeerTests {
         }
         #expect(timeoutError?.description.contains("did not accept connections") == true)
         #expect(clock.now - started < .seconds(4))  // includes stop(): SIGTERM must work
-        #expect(!silent.process.isRunning)
+        // The kernel's view, as `stop()` waits on it: `Process.isRunning` turns false only once Foundation's exit
+        // handler has run, which came late on a loaded CI machine (this line failed there with the peer already gone).
+        #expect(!ExternalPeers.isAlive(silent.process.processIdentifier))
     }
 
     @Test("nginx over HTTP/2: two GETs share one connection")
