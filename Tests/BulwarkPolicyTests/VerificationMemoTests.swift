@@ -108,7 +108,9 @@ struct VerificationMemoTests {
         func verifier(at time: Date, _ options: ValidationOptions) -> any PathValidating {
             memo.verifier(for: VerifierMemo.Key(second: time, options: options)) {
                 built += 1
-                return BuiltVerifier(verifier: ChainVerifier(roots: roots, options: options).makeVerifier(at: time))
+                return BuiltVerifier(
+                    verifier: ChainVerifier(roots: roots, options: options).makeVerifier(at: time, systemRoots: nil)
+                )
             }
         }
         _ = verifier(at: second, ValidationOptions())

@@ -101,7 +101,7 @@ struct VerifiedPathMemoTests {
         let now = Date()
 
         // The verifier tries the expired copy first, then the root.
-        let verifier = ChainVerifier(roots: roots, options: ValidationOptions()).makeVerifier(at: now)
+        let verifier = ChainVerifier(roots: roots, options: ValidationOptions()).makeVerifier(at: now, systemRoots: nil)
         let (result, onlyPathTried) = await BuiltVerifier(verifier: verifier).validate(
             leaf: chain.leaf.certificate,
             intermediates: CertificateStore([chain.intermediate!.certificate])

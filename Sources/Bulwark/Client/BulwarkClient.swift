@@ -94,8 +94,8 @@ public final class BulwarkClient: Sendable {
         self.backgroundActivityLogger = backgroundActivityLogger
         let pool = ConnectionPool(options: configuration.pool, eventLoopGroup: eventLoopGroup)
         self.pool = pool
-        // The system roots' parse, once per process, in the background from now: the first handshake then finds
-        // them parsed, or nearly.
+        // The system roots' index, once per process, in the background from now: the first handshake then finds it
+        // built, or nearly.
         if configuration.trust.namesSystemRoots { SystemTrustRootsLoading.load.start() }
         if let error = configuration.validationError {
             self.reporter = nil

@@ -22,8 +22,8 @@ struct ConnectionSettings: Sendable {
     var resolveOverrides: [BulwarkClient.Endpoint: BulwarkClient.ResolvedAddress]
     /// Reuse of trusted decisions across handshakes; nil for none.
     var trustDecisionCache: TrustDecisionCache.Options?
-    /// The load a handshake timer waits for before it is armed: the system trust roots' parse (tests substitute
-    /// their own).
+    /// The load a handshake timer gives a second run while a verification waits for it: the system trust roots'
+    /// index (tests substitute their own).
     var rootsLoad: BackgroundLoad = SystemTrustRootsLoading.load
 
     /// The connection settings of `configuration`.

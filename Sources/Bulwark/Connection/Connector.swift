@@ -241,7 +241,7 @@ struct Connector: Sendable {
             .flatMap { channel -> EventLoopFuture<(any Channel, Configured, ServerTrustInfo)> in
                 let handshakeLimit = Self.limit(handshakeTimeout, by: deadline)
                 let timeout = eventLoop.scheduleTask(in: handshakeLimit.timeout) {
-                    // The server sent its chain and the verification waits for the system roots' parse (the first
+                    // The server sent its chain and the verification waits for the system roots' index (the first
                     // handshakes of a process): that is not the server's time, and the timer runs once more.
                     if !handshakeLimit.deadlineBound, verification.isVerifying, !rootsLoad.isSettled {
                         let grace = Self.limit(handshakeTimeout, by: deadline)

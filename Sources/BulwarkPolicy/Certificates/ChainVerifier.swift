@@ -6,6 +6,9 @@ import Foundation
 struct ChainVerifier: Sendable {
     var roots: TrustRoots
     var options: ValidationOptions
+    /// Where the system roots come from, when ``roots`` include them: nil for ``SystemTrustRootIndex/shared``, which
+    /// is read only then (a client with only its own roots never reads the system bundle); another index in tests.
+    var systemRootIndex: SystemTrustRootIndex? = nil
 
     enum Outcome: Sendable {
         case verified([Certificate])
@@ -24,14 +27,22 @@ struct ChainVerifier: Sendable {
         if self.roots.explicitCertificates.contains(leaf) {
             return Self.verifyExplicitlyTrustedLeaf(leaf, at: time)
         }
+        // The system roots parsed so far (see SystemTrustRootIndex).
+        let systemRootIndex = self.roots.includesSystemRoots ? self.systemRootIndex ?? .shared : nil
+        let systemRoots = systemRootIndex?.current
         // The verifier is the same for every evaluation within this second (see VerifierMemo).
-        let verifier = self.roots.verifiers.verifier(for: VerifierMemo.Key(second: time, options: self.options)) {
-            BuiltVerifier(verifier: self.makeVerifier(at: time))
-        }
+        var verifier = self.verifier(at: time, systemRoots: systemRoots)
         // The path the Verifier built for these certificates before, checked again (see VerifiedPathMemo).
         let pathKey = VerifiedPathMemo.Key(presented: presented, options: self.options)
         if let chain = await self.roots.paths.verifiedChain(for: pathKey, with: verifier) {
             return .verified(chain)
+        }
+        if let systemRootIndex, let systemRoots {
+            // The system roots this chain can use, parsed now if they were not yet.
+            let needed = systemRootIndex.snapshot(for: presented)
+            if needed.generation != systemRoots.generation {
+                verifier = self.verifier(at: time, systemRoots: needed)
+            }
         }
         // The intermediates' store is kept with the presented chain: building it hashes every name again.
         let intermediates = PresentedIntermediatesCache.shared.store(forIntermediatesOf: presented)
@@ -45,13 +56,25 @@ struct ChainVerifier: Sendable {
             }
             return .verified(certificates)
         case .couldNotValidate(let failures):
-            return .failed(Self.explain(failures, presented: presented, at: time))
+            // Why no system root is trusted, when the bundle could not be read, is said with the refusal.
+            let unread = systemRootIndex?.failure
+            return .failed(Self.explain(failures, presented: presented, at: time, systemRootsFailure: unread))
         }
     }
 
-    /// swift-certificates' verifier for ``roots`` at `time` (a whole second), with Bulwark's policies.
-    func makeVerifier(at time: Date) -> Verifier<some VerifierPolicy> {
-        Verifier(rootCertificates: self.roots.certificateStore) {
+    /// The verifier for ``roots`` (with `systemRoots`, the system's parsed so far, if they include those) at `time`:
+    /// the one built last for the same, see ``VerifierMemo``.
+    private func verifier(at time: Date, systemRoots: SystemTrustRootIndex.Snapshot?) -> any PathValidating {
+        let key = VerifierMemo.Key(second: time, options: self.options, systemRoots: systemRoots)
+        return self.roots.verifiers.verifier(for: key) {
+            BuiltVerifier(verifier: self.makeVerifier(at: time, systemRoots: systemRoots?.store))
+        }
+    }
+
+    /// swift-certificates' verifier for ``roots`` (with `systemRoots` if they include the system's) at `time` (a whole
+    /// second), with Bulwark's policies.
+    func makeVerifier(at time: Date, systemRoots: CertificateStore?) -> Verifier<some VerifierPolicy> {
+        Verifier(rootCertificates: self.roots.certificateStore(systemRoots: systemRoots)) {
             // Refuses nothing: it records the paths put to the policies, for VerifiedPathMemo.
             PathAttemptRecorder()
             // Next: it bounds the cost of RFC5280Policy's name-constraint check.
@@ -94,7 +117,8 @@ struct ChainVerifier: Sendable {
     private static func explain(
         _ failures: [CertificateValidationResult.PolicyFailure],
         presented: [Certificate],
-        at time: Date
+        at time: Date,
+        systemRootsFailure: String? = nil
     ) -> [TrustFailureReason] {
         var reasons: [TrustFailureReason] = []
         // The certificates of the paths tried (and the leaf); all presented ones only when no path reached an anchor.
@@ -139,6 +163,7 @@ struct ChainVerifier: Sendable {
         if failures.isEmpty {
             details.append(Self.whereChainStops(presented))
         }
+        if let systemRootsFailure { details.append(systemRootsFailure) }
         if !details.isEmpty || reasons.isEmpty {
             reasons.append(.untrustedChain(details: details))
         }

@@ -6,9 +6,9 @@ import Foundation
 /// concatenated and wrapped by the policy builder) and destroying it cost more than any other step of Bulwark's own
 /// in a verification, although it is the same for every handshake within a second.
 ///
-/// A verifier is a pure function of what it is built from: the roots (the memo belongs to one ``TrustRoots``),
-/// the validation time (the whole second ``ChainVerifier`` rounds it down to, compared exactly) and the options
-/// its policies read. It holds no decision: each evaluation validates with a copy of it, every signature and check
+/// A verifier is a pure function of what it is built from: the roots (the memo belongs to one ``TrustRoots``, and the
+/// key names the generation of the system roots parsed so far), the validation time (the whole second
+/// ``ChainVerifier`` rounds it down to, compared exactly) and the options its policies read. It holds no decision: each evaluation validates with a copy of it, every signature and check
 /// included. Only the most recent one is kept.
 final class VerifierMemo: Sendable {
     /// What a verifier is built from, besides the roots.
@@ -21,9 +21,13 @@ final class VerifierMemo: Sendable {
         /// `rfc5280` or `any` must never judge a handshake (the attack review of issue 41 found it did).
         let profile: ValidationProfile
         let purpose: CertificatePurpose
+        /// The index and generation of the system roots parsed so far (``SystemTrustRootIndex/Snapshot``), nil for
+        /// roots without the system's: the store grows as chains name more of them.
+        let systemRoots: SystemTrustRootIndex.Snapshot.Identity?
 
-        init(second: Date, options: ValidationOptions) {
+        init(second: Date, options: ValidationOptions, systemRoots: SystemTrustRootIndex.Snapshot? = nil) {
             self.second = second
+            self.systemRoots = systemRoots?.identity
             self.profile = options.profile
             self.purpose = options.purpose
             self.requireServerAuth = options.requireServerAuthExtendedKeyUsage

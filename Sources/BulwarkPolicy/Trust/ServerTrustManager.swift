@@ -20,7 +20,7 @@ public struct ServerTrustManager: Sendable {
     public let defaultEvaluator: any ServerTrustEvaluating
     private let matcher: HostMatcher<any ServerTrustEvaluating>
     /// Whether an evaluator this manager can choose verifies against the system roots (see
-    /// ``SystemTrustRootsLoading``): the client starts their parse when it is made.
+    /// ``SystemTrustRootsLoading``): the client starts reading them when it is made.
     package let namesSystemRoots: Bool
     /// Tells managers apart (copies share it): part of a ``TrustDecisionCache`` key.
     private let token = Token()

@@ -1,22 +1,18 @@
-import Crypto
-import Foundation
-import SwiftASN1
 import X509
 
-/// The system trust roots, parsed once per process in the background from the moment a client whose policy names
+/// The system trust roots, indexed once per process in the background from the moment a client whose policy names
 /// them is made.
 ///
-/// swift-certificates parses the system bundle (about 150 certificates) on a queue of its own the first time
-/// `CertificateStore.systemTrustRoots` is read, and every verification against it waits for that parse. A client whose
-/// trust manager names the system roots (``ServerTrustManager/namesSystemRoots``) starts it when it is made, so the
-/// parse overlaps the first connection's set-up instead of following its handshake; and ``load`` tells whether it has
-/// ended, so that a handshake timer that runs out while the verification waits for the parse runs once more: the parse
-/// (a few milliseconds in a release build, far longer in a loaded debug build) is not the server's time. A client with
-/// only its own roots starts nothing.
+/// ``SystemTrustRootIndex`` reads the system bundle and the subject of each certificate in it the first time it is
+/// used, and every verification against the system roots waits for that. A client whose trust manager names the
+/// system roots (``ServerTrustManager/namesSystemRoots``) starts it when it is made, so it overlaps the first
+/// connection's set-up instead of following its handshake; and ``load`` tells whether it has ended, so that a handshake
+/// timer that runs out while the verification waits for it runs once more: the index (about a millisecond in a release
+/// build, far longer in a loaded debug build) is not the server's time. A client with only its own roots starts nothing.
 package enum SystemTrustRootsLoading {
     /// The load of this process.
     package static let load = BackgroundLoad {
-        await Self.awaitSystemRoots()
+        _ = SystemTrustRootIndex.shared
     }
 
     /// Whether `evaluator` verifies against the system roots: Bulwark's evaluators say so by their roots (a composite,
@@ -35,36 +31,5 @@ package enum SystemTrustRootsLoading {
         case let evaluator as CertificateTransparencyTrustEvaluator: return Self.namesSystemRoots(evaluator.base)
         default: return false
         }
-    }
-
-    /// Waits until swift-certificates has parsed the system roots: a verification against them resolves the store,
-    /// which awaits the parse. The certificate verified is a throwaway one made here (nothing is trusted by it).
-    private static func awaitSystemRoots() async {
-        guard let probe = try? Self.probeCertificate() else {
-            // Nothing to verify with: the first real verification waits for the parse instead.
-            return
-        }
-        var verifier = Verifier(rootCertificates: CertificateStore.systemTrustRoots) {
-            RFC5280Policy(validationTime: Date())
-        }
-        _ = await verifier.validate(leaf: probe, intermediates: CertificateStore())
-    }
-
-    private static func probeCertificate() throws -> Certificate {
-        let key = P256.Signing.PrivateKey()
-        let name = try DistinguishedName { CommonName("Bulwark system roots probe") }
-        let now = Date()
-        return try Certificate(
-            version: .v3,
-            serialNumber: Certificate.SerialNumber(),
-            publicKey: .init(key.publicKey),
-            notValidBefore: now - 60,
-            notValidAfter: now + 60,
-            issuer: name,
-            subject: name,
-            signatureAlgorithm: .ecdsaWithSHA256,
-            extensions: Certificate.Extensions {},
-            issuerPrivateKey: .init(key)
-        )
     }
 }

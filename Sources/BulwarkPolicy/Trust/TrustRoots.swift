@@ -10,8 +10,8 @@ public struct TrustRoots: Sendable, Hashable {
 
     private let storage: Storage
     /// The store of `.custom` roots, built once: every evaluation needs it, and building it hashes every anchor's
-    /// subject. (The system store is not touched here: reading `CertificateStore.systemTrustRoots` starts loading
-    /// the system bundle, which only a client whose policy names the system roots should do.)
+    /// subject. (The system roots are not touched here: ``SystemTrustRootIndex`` reads the system bundle, which only a
+    /// client whose policy names the system roots should do.)
     private let customStore: CertificateStore?
     /// The verifier last built for these roots (see ``VerifierMemo``); not part of the value.
     let verifiers = VerifierMemo()
@@ -27,12 +27,14 @@ public struct TrustRoots: Sendable, Hashable {
         }
     }
 
-    var certificateStore: CertificateStore {
-        if let customStore = self.customStore { return customStore }
+    /// The store of these roots, where `systemRoots` holds those of the system's that a verification can use (see
+    /// ``SystemTrustRootIndex``); nil for roots that do not include the system's.
+    func certificateStore(systemRoots: CertificateStore?) -> CertificateStore {
         switch self.storage {
-        case .system: return CertificateStore.systemTrustRoots
-        case .custom(let certificates): return CertificateStore(certificates)
-        case .systemAnd(let certificates): return CertificateStore.systemTrustRoots.appending(contentsOf: certificates)
+        case .custom(let certificates): return self.customStore ?? CertificateStore(certificates)
+        case .system: return systemRoots ?? CertificateStore()
+        case .systemAnd(let certificates):
+            return (systemRoots ?? CertificateStore()).appending(contentsOf: certificates)
         }
     }
 
