@@ -168,8 +168,11 @@ struct FetchCommand: AsyncParsableCommand {
                 }
             }
         }
-        // Security notices (an unknown revocation status, a report-only violation) are printed even with -s.
-        for notice in response.serverTrust?.trustedChain?.notices ?? [] { printError("notice: \(notice)") }
+        // Security notices (an unknown revocation status, a report-only violation) are printed even with -s; the pin
+        // that matched is news, not a warning, and -s keeps standard error empty for a pinned fetch that succeeds.
+        for notice in response.serverTrust?.trustedChain?.notices ?? [] where !(quiet && notice.code == "pin_matched") {
+            printError("notice: \(notice)")
+        }
         if self.curl.verbose { Self.printVerboseResponse(response) }
         if self.curl.fail, response.status.code >= 400 {
             printError(

@@ -69,6 +69,14 @@ struct CurlCompatibilityCLITests {
         )
         #expect(pinned.status == 0, "\(pinned.stderr)")
         #expect(pinned.stdout == "hello")
+        // -s: nothing on standard error for a pinned fetch that succeeds, as curl; the pin that matched is news, not
+        // a warning (it was printed under -s before).
+        let quietlyPinned = try await CLI.run(
+            ["fetch", url, "--cacert", fixture.root, "--pinnedpubkey", fixture.curlPins, "-s"] + fixture.resolve
+        )
+        #expect(quietlyPinned.status == 0, "\(quietlyPinned.stderr)")
+        #expect(quietlyPinned.stderr == "")
+        #expect(pinned.stderr.contains("notice: pin sha256/"), "without -s the match is still told: \(pinned.stderr)")
 
         let fromFile = try await CLI.run(
             ["fetch", url, "--cacert", fixture.root, "--pinnedpubkey", leafKey, "--pin", fixture.intermediatePin]
@@ -84,7 +92,7 @@ struct CurlCompatibilityCLITests {
         #expect(mismatch.status == 5)
         #expect(mismatch.stderr.contains("Certificate pinning failure!"), "\(mismatch.stderr)")
         #expect(mismatch.stderr.contains("sha256/" + Data(repeating: 7, count: 32).base64EncodedString()))
-        #expect(fixture.server.requests.count == 3, "only the trusted fetches reach the server")
+        #expect(fixture.server.requests.count == 4, "only the trusted fetches reach the server")
         await fixture.stop()
     }
 
