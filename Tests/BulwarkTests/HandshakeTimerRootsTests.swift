@@ -9,12 +9,12 @@ import X509
 
 @testable import Bulwark
 
-/// The handshake timer and the system roots' parse (issue 43): the roots are parsed once per process, in the
-/// background from the moment a client whose policy names them is made, and a handshake timer that runs out while the
-/// verification waits for that parse runs once more, so a slow parse (a loaded debug build once took more than the
-/// 10 s handshake timeout) is not the server's time; a server that stalls is timed as before. The parse is stood in
-/// for by a load the test controls, and by an evaluator that waits for it, as a verification against the system roots
-/// waits for swift-certificates' parse.
+/// The handshake timer and the system roots' load (issue 43): the roots are read once per process, in the background
+/// from the moment a client whose policy names them is made, and a handshake timer that runs out while the
+/// verification waits for that load runs once more, so a slow load (a loaded debug build once took more than the 10 s
+/// handshake timeout to parse the bundle) is not the server's time; a server that stalls is timed as before. The load
+/// is stood in for by one the test controls, and by an evaluator that waits for it, as a verification against the
+/// system roots waits for their index (SystemTrustRootIndex).
 @Suite("The handshake timer and the system roots' parse", .tags(.timing))
 struct HandshakeTimerRootsTests {
     /// Waits for `load`, then evaluates as `base` does.
@@ -58,6 +58,13 @@ struct HandshakeTimerRootsTests {
 
     static func slowLoad(_ duration: Duration) -> BackgroundLoad {
         let load = BackgroundLoad { try? await Task.sleep(for: duration) }
+        load.start()
+        return load
+    }
+
+    /// A started load that never ends.
+    static func endlessLoad() -> BackgroundLoad {
+        let load = BackgroundLoad { await withCheckedContinuation { (_: CheckedContinuation<Void, Never>) in } }
         load.start()
         return load
     }
@@ -108,8 +115,7 @@ struct HandshakeTimerRootsTests {
         let stalled = try await ScriptedProxyServer.start(.silent)
         defer { Task { try? await stalled.shutdown() } }
         let chain = try TestChain.make(host: Harness.host)
-        let never = BackgroundLoad { await withCheckedContinuation { (_: CheckedContinuation<Void, Never>) in } }
-        never.start()
+        let never = Self.endlessLoad()
         let connector = try self.connector(
             chain: chain,
             port: stalled.port,
@@ -127,8 +133,7 @@ struct HandshakeTimerRootsTests {
         let chain = try TestChain.make(host: Harness.host)
         let server = try await Harness.server(chain)
         defer { Task { try? await server.shutdown() } }
-        let never = BackgroundLoad { await withCheckedContinuation { (_: CheckedContinuation<Void, Never>) in } }
-        never.start()
+        let never = Self.endlessLoad()
         let connector = try self.connector(
             chain: chain,
             port: server.port,

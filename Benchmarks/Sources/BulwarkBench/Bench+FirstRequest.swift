@@ -21,21 +21,14 @@ enum FirstRequest {
         let pem = try String(contentsOfFile: rootPath, encoding: .utf8)
         let target = Target(port: options.childPort)
         let start = nowNanos()
-        let client: any BenchClient
-        switch which {
-        case "bulwark":
-            let roots = try CertificateLoader.certificates(fromPEM: pem, source: rootPath)
-            client = try BulwarkBenchClient(
-                label: "bulwark",
-                target: target,
-                evaluator: DefaultTrustEvaluator(roots: .systemAnd(roots)),
-                maximumConnections: 1
-            )
-        case "ahc":
-            client = try AHCBenchClient(target: target, rootPEM: pem, maximumConnections: 1, systemRoots: true)
-        default:
-            throw BenchError("unknown client \(which)")
-        }
+        let client = try childClient(
+            which,
+            pem: pem,
+            rootPath: rootPath,
+            target: target,
+            maximumConnections: 1,
+            systemRoots: true
+        )
         let count = try await client.get("/hello", close: false)
         let milliseconds = Double(nowNanos() - start) / 1e6
         try await client.shutdown()

@@ -80,6 +80,40 @@ struct Target: Sendable {
     var base: String { "https://localhost:\(self.port)" }
 }
 
+/// The client of a benchmark child process: `which` is `bulwark` or `ahc`, each verifying the chain against the
+/// benchmark's CA (`pem`, read from `rootPath`), plus the system roots with `systemRoots`. Bulwark with its
+/// default evaluator, and its trust-decision cache only with `decisionCache`.
+func childClient(
+    _ which: String,
+    pem: String,
+    rootPath: String,
+    target: Target,
+    maximumConnections: Int,
+    systemRoots: Bool = false,
+    decisionCache: Bool = false
+) throws -> any BenchClient {
+    switch which {
+    case "bulwark":
+        let roots = try CertificateLoader.certificates(fromPEM: pem, source: rootPath)
+        return try BulwarkBenchClient(
+            label: "bulwark",
+            target: target,
+            evaluator: DefaultTrustEvaluator(roots: systemRoots ? .systemAnd(roots) : .custom(roots)),
+            maximumConnections: maximumConnections,
+            decisionCache: decisionCache
+        )
+    case "ahc":
+        return try AHCBenchClient(
+            target: target,
+            rootPEM: pem,
+            maximumConnections: maximumConnections,
+            systemRoots: systemRoots
+        )
+    default:
+        throw BenchError("unknown client \(which)")
+    }
+}
+
 final class BulwarkBenchClient: BenchClient {
     let label: String
     let client: BulwarkClient

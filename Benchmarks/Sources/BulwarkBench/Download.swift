@@ -35,21 +35,7 @@ enum ChildDownload {
         }
         let pem = try String(contentsOfFile: rootPath, encoding: .utf8)
         let target = Target(port: options.childPort)
-        let client: any BenchClient
-        switch which {
-        case "bulwark":
-            let roots = try CertificateLoader.certificates(fromPEM: pem, source: rootPath)
-            client = try BulwarkBenchClient(
-                label: "bulwark",
-                target: target,
-                evaluator: .default(roots: .custom(roots)),
-                maximumConnections: 1
-            )
-        case "ahc":
-            client = try AHCBenchClient(target: target, rootPEM: pem, maximumConnections: 1)
-        default:
-            throw BenchError("unknown client \(which)")
-        }
+        let client = try childClient(which, pem: pem, rootPath: rootPath, target: target, maximumConnections: 1)
         _ = try await client.get("/hello", close: false)
         let rssBefore = procStatusKiB("VmRSS") ?? 0
         let start = nowNanos()

@@ -77,23 +77,15 @@ enum MemoryChild {
         let pem = try String(contentsOfFile: rootPath, encoding: .utf8)
         let target = Target(port: options.childPort)
         let n = options.memoryConnections
-        let client: any BenchClient
-        switch which {
-        case "bulwark":
-            let roots = try CertificateLoader.certificates(fromPEM: pem, source: rootPath)
-            // The library's defaults (trust-decision cache on), but for the pool's size.
-            client = try BulwarkBenchClient(
-                label: "bulwark",
-                target: target,
-                evaluator: .default(roots: .custom(roots)),
-                maximumConnections: n,
-                decisionCache: true
-            )
-        case "ahc":
-            client = try AHCBenchClient(target: target, rootPEM: pem, maximumConnections: n)
-        default:
-            throw BenchError("unknown client \(which)")
-        }
+        // The library's defaults (trust-decision cache on), but for the pool's size.
+        let client = try childClient(
+            which,
+            pem: pem,
+            rootPath: rootPath,
+            target: target,
+            maximumConnections: n,
+            decisionCache: true
+        )
         _ = try await client.get("/hello", close: false)
         try await Task.sleep(for: .milliseconds(200))
         let baseline = MemorySample.now()

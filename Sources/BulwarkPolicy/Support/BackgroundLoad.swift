@@ -1,5 +1,6 @@
-/// A job run at most once, in the background, and the callbacks waiting for its end: the loading of the system trust
-/// roots (``SystemTrustRootsLoading``), which a connection waits for before it arms its handshake timer.
+/// A job run at most once, in the background, and the callbacks waiting for its end: the index of the system trust
+/// roots (``SystemTrustRootsLoading``), for which a handshake timer that runs out while the verification waits runs
+/// once more.
 ///
 /// Until ``start()`` is called the load is *settled*: nothing waits for a load nobody asked for.
 package final class BackgroundLoad: Sendable {

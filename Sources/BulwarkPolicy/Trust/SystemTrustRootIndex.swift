@@ -122,10 +122,10 @@ package final class SystemTrustRootIndex: Sendable {
         if let leaf = presented.first, self.documents[leaf.subject] != nil {
             names.append(leaf.subject)
         }
-        let missing = self.parsed.withLock { parsed in
-            names.filter { !parsed.subjects.contains($0) }
+        let (missing, current) = self.parsed.withLock { parsed in
+            (names.filter { !parsed.subjects.contains($0) }, parsed.snapshot)
         }
-        guard !missing.isEmpty else { return self.current }
+        guard !missing.isEmpty else { return current }
         // Parsed outside the lock; another verification may parse the same roots meanwhile, and the first to finish
         // adds them.
         var found: [(subject: DistinguishedName, certificates: [Certificate])] = []

@@ -17,7 +17,7 @@ package enum SystemTrustRootsLoading {
 
     /// Whether `evaluator` verifies against the system roots: Bulwark's evaluators say so by their roots (a composite,
     /// a revocation or a Certificate Transparency check by the evaluators they hold); an evaluator of another kind is
-    /// not known to, and its first verification against them waits for the parse as before.
+    /// not known to, and its first verification against them builds the index itself.
     package static func namesSystemRoots(_ evaluator: any ServerTrustEvaluating) -> Bool {
         switch evaluator {
         case let evaluator as DefaultTrustEvaluator: return evaluator.roots.includesSystemRoots
