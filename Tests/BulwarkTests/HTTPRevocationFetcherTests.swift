@@ -7,20 +7,23 @@ import Testing
 /// The revocation fetcher against nginx on loopback: what it follows, what it refuses, and what it costs at most.
 @Suite("Fetching revocation data over plain HTTP", .tags(.externalPeers), .serialized)
 struct HTTPRevocationFetcherTests {
+    /// `timeout` is in seconds. Only the silent server's test is about the time limit: for the others a short one
+    /// only made a loaded machine fail them.
     static func fetch(
         _ url: String,
         maximum: Int = 1 << 20,
-        body: [UInt8]? = nil
+        body: [UInt8]? = nil,
+        timeout: Int64 = 30
     ) async throws(RevocationFetchError)
         -> [UInt8]
     {
-        try await HTTPRevocationFetcher(timeout: .seconds(2))
+        try await HTTPRevocationFetcher(timeout: .seconds(timeout))
             .fetch(RevocationFetchRequest(kind: .crl, url: url, body: body, maximumResponseSize: maximum))
     }
 
-    static func failure(_ url: String, maximum: Int = 1 << 20) async -> RevocationFetchError? {
+    static func failure(_ url: String, maximum: Int = 1 << 20, timeout: Int64 = 30) async -> RevocationFetchError? {
         do {
-            _ = try await Self.fetch(url, maximum: maximum)
+            _ = try await Self.fetch(url, maximum: maximum, timeout: timeout)
             Issue.record("\(url) was fetched")
             return nil
         } catch {
@@ -83,9 +86,11 @@ struct HTTPRevocationFetcherTests {
         defer { stalled.stop() }
         let clock = ContinuousClock()
         let start = clock.now
-        let silent = await Self.failure("http://127.0.0.1:\(stalled.port)/ca.crl")
+        let silent = await Self.failure("http://127.0.0.1:\(stalled.port)/ca.crl", timeout: 2)
         #expect(silent?.code == "timed_out")
         #expect(silent?.description == "http://127.0.0.1:\(stalled.port)/ca.crl did not answer within 2 s")
-        #expect(clock.now - start < .seconds(8))
+        // The upper bound only catches a fetch that never ends: on a loaded machine, peers' stop() and the shared
+        // thread pool stretch the wait well past the time limit.
+        #expect(clock.now - start < .seconds(20))
     }
 }

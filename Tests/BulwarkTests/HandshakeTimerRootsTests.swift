@@ -85,11 +85,13 @@ struct HandshakeTimerRootsTests {
         let chain = try TestChain.make(host: Harness.host)
         let server = try await Harness.server(chain)
         defer { Task { try? await server.shutdown() } }
+        // The parse (3 s) outlasts the handshake timeout (2 s) but not the timeout given twice (4 s): only the grace
+        // lets the handshake succeed. Each side has 1 s of room, which a loaded machine needs (300 ms was too thin).
         let connector = try self.connector(
             chain: chain,
             port: server.port,
-            evaluatorLoad: Self.slowLoad(.milliseconds(900)),
-            handshakeTimeout: .milliseconds(600)
+            evaluatorLoad: Self.slowLoad(.seconds(3)),
+            handshakeTimeout: .seconds(2)
         )
         try await Self.handshake(connector, port: server.port)
     }
@@ -99,12 +101,14 @@ struct HandshakeTimerRootsTests {
         let chain = try TestChain.make(host: Harness.host)
         let server = try await Harness.server(chain)
         defer { Task { try? await server.shutdown() } }
+        // The same times as the test above: the timer runs out 1 s before the parse ends, room for a connection that
+        // starts late on a loaded machine.
         let connector = try self.connector(
             chain: chain,
             port: server.port,
-            evaluatorLoad: Self.slowLoad(.milliseconds(900)),
+            evaluatorLoad: Self.slowLoad(.seconds(3)),
             timerLoad: BackgroundLoad {},
-            handshakeTimeout: .milliseconds(600)
+            handshakeTimeout: .seconds(2)
         )
         let error = await #expect(throws: BulwarkError.self) { try await Self.handshake(connector, port: server.port) }
         #expect(error?.code == .tlsHandshakeTimeout)
@@ -120,12 +124,14 @@ struct HandshakeTimerRootsTests {
             chain: chain,
             port: stalled.port,
             evaluatorLoad: never,
-            handshakeTimeout: .milliseconds(300)
+            handshakeTimeout: .seconds(2)
         )
         let started = ContinuousClock.now
         let error = await #expect(throws: BulwarkError.self) { try await Self.handshake(connector, port: stalled.port) }
         #expect(error?.code == .tlsHandshakeTimeout)
-        #expect(ContinuousClock.now - started < .milliseconds(550), "a stalled server was given the grace")
+        // Without the grace the handshake ends after 2 s, with it after 4 s at least: 3.5 s tells them apart with
+        // room for a loaded machine.
+        #expect(ContinuousClock.now - started < .milliseconds(3_500), "a stalled server was given the grace")
     }
 
     @Test("a parse that never ends: the grace is given once, the handshake still ends")

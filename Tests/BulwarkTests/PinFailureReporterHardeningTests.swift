@@ -54,7 +54,12 @@ struct PinFailureReporterHardeningTests {
         await Harness.expectError(.trustRefused) {
             _ = try await Harness.get(client, Harness.url(interceptor, "/hello"))
         }
-        for _ in 0..<40 where !monitor.events.contains(where: { $0.kind == .requestRefusedByAllowlist }) {
+        // The report is attempted in the background after the refusal: wait for the allowlist's refusal of it (up to
+        // 30 s, for a loaded machine; the wait ends as soon as the event is there).
+        let deadline = ContinuousClock.now.advanced(by: .seconds(30))
+        while !monitor.events.contains(where: { $0.kind == .requestRefusedByAllowlist })
+            && ContinuousClock.now < deadline
+        {
             try await Task.sleep(for: .milliseconds(50))
         }
         #expect(collector.acceptedConnections == 0)
@@ -155,7 +160,10 @@ struct PinFailureReporterHardeningTests {
         await Harness.expectError(.trustRefused) {
             _ = try await TLSStream.connect(host: Harness.host, port: interceptor.port, configuration: configuration)
         }
-        for _ in 0..<100 where collector.requests.isEmpty {
+        // The report is sent in the background after the refusal: wait for it (up to 30 s, for a loaded machine; the
+        // wait ends as soon as it has arrived).
+        let deadline = ContinuousClock.now.advanced(by: .seconds(30))
+        while collector.requests.isEmpty && ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(50))
         }
         #expect(collector.requests.count == 1)

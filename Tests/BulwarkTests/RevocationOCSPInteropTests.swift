@@ -17,7 +17,9 @@ struct RevocationOCSPInteropTests {
         mode: RevocationTrustEvaluator.Mode,
         method: RevocationTrustEvaluator.Method = .ocsp,
         store: RevocationStore = RevocationStore(),
-        timeout: Int64 = 2
+        // Every test but the stalled responder's (which passes its own) expects an answer or a refused connection:
+        // the fetch's time limit is not what they are about, and a short one failed beside the other suites.
+        timeout: Int64 = 30
     ) -> RevocationTrustEvaluator {
         RevocationTrustEvaluator(
             .default(roots: .custom([authority.root.certificate])),
@@ -125,7 +127,9 @@ struct RevocationOCSPInteropTests {
             let decision = await Self.decide(Self.evaluator(authority, mode: mode, timeout: 1), authority.good)
             let elapsed = clock.now - start
             Self.expectUnknown(decision, mode: mode, mentioning: "did not answer within 1 s")
-            #expect(elapsed >= .milliseconds(900) && elapsed < .seconds(10), "\(elapsed)")
+            // The upper bound only catches a fetch that never ends: on a loaded machine, peers' stop() and the shared
+            // thread pool stretch the wait well past the time limit.
+            #expect(elapsed >= .milliseconds(900) && elapsed < .seconds(20), "\(elapsed)")
         }
     }
 
@@ -194,6 +198,9 @@ struct RevocationOCSPInteropTests {
         let monitor = RecordingEventMonitor()
         let client = try Harness.client(for: goodServer, evaluator: Self.evaluator(authority, mode: .hard)) {
             $0.eventMonitor = monitor
+            // The handshake's time limit includes trust evaluation, the fetch from the responder with it: the default
+            // 10 s would cut off the 30 s the evaluator is given.
+            $0.timeouts.tlsHandshake = .seconds(30)
         }
         let (response, body) = try await Harness.get(client, Harness.url(goodServer, "/hello"))
         #expect(response.status == .ok)
@@ -211,6 +218,7 @@ struct RevocationOCSPInteropTests {
         let refusedMonitor = RecordingEventMonitor()
         let refusing = try Harness.client(for: revokedServer, evaluator: Self.evaluator(authority, mode: .soft)) {
             $0.eventMonitor = refusedMonitor
+            $0.timeouts.tlsHandshake = .seconds(30)
         }
         let error = await Harness.expectError(.trustRefused) {
             _ = try await Harness.get(refusing, Harness.url(revokedServer, "/hello"))
@@ -224,46 +232,6 @@ struct RevocationOCSPInteropTests {
         #expect(revokedServer.receivedApplicationBytes == 0)
         await refusing.shutdown()
         try await revokedServer.shutdown()
-    }
-
-    @Test func theCommandLineChecksWhenAskedAndPrintsEachStatus() async throws {
-        let authority = try await RevocationAuthority.make()
-        defer { authority.remove() }
-        let responder = try await authority.startResponder()
-        defer { responder.stop() }
-        let good = try await Harness.server(authority.chain(authority.good), alpn: ["http/1.1"])
-        defer { Task { try? await good.shutdown() } }
-        let target = "\(Harness.host):\(good.port)"
-        let inspected = try await CLI.run([
-            "inspect", target, "--ca", authority.path("ca.pem"), "--resolve", "\(target):127.0.0.1",
-            "--revocation", "hard",
-        ])
-        #expect(inspected.status == 0, "\(inspected.stdout)\(inspected.stderr)")
-        #expect(inspected.stdout.contains("Revocation (hard):"), "\(inspected.stdout)")
-        #expect(inspected.stdout.contains("CN=api.bulwark.test: good"), "\(inspected.stdout)")
-        #expect(
-            inspected.stdout.contains("OCSP from http://127.0.0.1:\(authority.ocspPort)"),
-            "\(inspected.stdout)"
-        )
-        #expect(inspected.stdout.contains("      valid:      20"), "\(inspected.stdout)")
-
-        let revoked = try await Harness.server(authority.chain(authority.revoked), alpn: ["http/1.1"])
-        defer { Task { try? await revoked.shutdown() } }
-        let revokedTarget = "\(Harness.host):\(revoked.port)"
-        let fetched = try await CLI.run([
-            "fetch", "https://\(revokedTarget)/hello", "--ca", authority.path("ca.pem"),
-            "--resolve", "\(revokedTarget):127.0.0.1", "--revocation", "soft",
-        ])
-        #expect(fetched.status == 5, "\(fetched.stderr)")
-        #expect(fetched.stderr.contains("was revoked at"), "\(fetched.stderr)")
-        #expect(revoked.receivedApplicationBytes == 0)
-        // Without --revocation, fetch does not check (curl's default): the revoked server answers.
-        let unchecked = try await CLI.run([
-            "fetch", "https://\(revokedTarget)/hello", "--ca", authority.path("ca.pem"),
-            "--resolve", "\(revokedTarget):127.0.0.1",
-        ])
-        #expect(unchecked.status == 0, "\(unchecked.stderr)")
-        #expect(unchecked.stdout == "hello")
     }
 
     @Test func aResponseFetchedElsewhereIsVerifiedAndUsedWithTheNetworkDisabled() async throws {
@@ -311,7 +279,9 @@ struct RevocationOCSPInteropTests {
         let authority = try await RevocationAuthority.make()
         defer { authority.remove() }
         let responder = try await authority.startResponder()
-        let requester = BulwarkOCSPRequester(fetcher: HTTPRevocationFetcher(timeout: .seconds(2)))
+        // This requester is expected to get answers: its time limit is not what the test is about. (The lenient one
+        // below only meets the stopped responder, whose refused connection fails at once.)
+        let requester = BulwarkOCSPRequester(fetcher: HTTPRevocationFetcher(timeout: .seconds(30)))
         func policyAccepts(_ leaf: TestIdentity) async -> Bool {
             var verifier = Verifier(rootCertificates: CertificateStore([authority.root.certificate])) {
                 RFC5280Policy()
@@ -342,5 +312,51 @@ struct RevocationOCSPInteropTests {
         if case .couldNotValidate = passed {
             Issue.record("a non-terminal failure passes OCSPVerifierPolicy even in hard mode (its documented rule)")
         }
+    }
+}
+
+/// The `bulwark` command line against the same `openssl ocsp` responder. `--revocation` uses the library's default
+/// fetch time limit and budget (3 s and 4 s), which the command line has no option to raise: beside the other
+/// external-program suites, on two cores, they can run out. So it runs in the `.alone` process, after the others.
+@Suite("OCSP from the command line against a real openssl ocsp responder", .tags(.externalPeers, .alone), .serialized)
+struct RevocationOCSPCommandLineTests {
+    @Test func theCommandLineChecksWhenAskedAndPrintsEachStatus() async throws {
+        let authority = try await RevocationAuthority.make()
+        defer { authority.remove() }
+        let responder = try await authority.startResponder()
+        defer { responder.stop() }
+        let good = try await Harness.server(authority.chain(authority.good), alpn: ["http/1.1"])
+        defer { Task { try? await good.shutdown() } }
+        let target = "\(Harness.host):\(good.port)"
+        let inspected = try await CLI.run([
+            "inspect", target, "--ca", authority.path("ca.pem"), "--resolve", "\(target):127.0.0.1",
+            "--revocation", "hard",
+        ])
+        #expect(inspected.status == 0, "\(inspected.stdout)\(inspected.stderr)")
+        #expect(inspected.stdout.contains("Revocation (hard):"), "\(inspected.stdout)")
+        #expect(inspected.stdout.contains("CN=api.bulwark.test: good"), "\(inspected.stdout)")
+        #expect(
+            inspected.stdout.contains("OCSP from http://127.0.0.1:\(authority.ocspPort)"),
+            "\(inspected.stdout)"
+        )
+        #expect(inspected.stdout.contains("      valid:      20"), "\(inspected.stdout)")
+
+        let revoked = try await Harness.server(authority.chain(authority.revoked), alpn: ["http/1.1"])
+        defer { Task { try? await revoked.shutdown() } }
+        let revokedTarget = "\(Harness.host):\(revoked.port)"
+        let fetched = try await CLI.run([
+            "fetch", "https://\(revokedTarget)/hello", "--ca", authority.path("ca.pem"),
+            "--resolve", "\(revokedTarget):127.0.0.1", "--revocation", "soft",
+        ])
+        #expect(fetched.status == 5, "\(fetched.stderr)")
+        #expect(fetched.stderr.contains("was revoked at"), "\(fetched.stderr)")
+        #expect(revoked.receivedApplicationBytes == 0)
+        // Without --revocation, fetch does not check (curl's default): the revoked server answers.
+        let unchecked = try await CLI.run([
+            "fetch", "https://\(revokedTarget)/hello", "--ca", authority.path("ca.pem"),
+            "--resolve", "\(revokedTarget):127.0.0.1",
+        ])
+        #expect(unchecked.status == 0, "\(unchecked.stderr)")
+        #expect(unchecked.stdout == "hello")
     }
 }

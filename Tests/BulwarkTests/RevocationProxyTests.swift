@@ -66,6 +66,9 @@ struct RevocationProxyTests {
                 password: SecretBytes(utf8: SquidProxy.password)
             )
         )
+        // The handshake's time limit includes trust evaluation, the fetch through squid with it: the default 10 s
+        // would cut off the 30 s the evaluator is given above.
+        configuration.timeouts.tlsHandshake = .seconds(30)
         let client = BulwarkClient(configuration: configuration)
         do {
             let response = try await client.execute(BulwarkRequest(url: "https://localhost:\(origin.port)/hello"))

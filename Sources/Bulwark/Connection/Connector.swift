@@ -283,13 +283,14 @@ struct Connector: Sendable {
                         guard failure.kind == .protocolVersion, proxy == nil else {
                             return eventLoop.makeFailedFuture(failure.error(minimum: minimumVersion))
                         }
-                        // Which version the server does speak, to say so: one more hello, within the deadline.
+                        // Which version the server does speak, to say so: one more hello, within the handshake's
+                        // time limit and the deadline (a fixed 2 s once left a loaded machine's error without it).
                         return TLSVersionProbe.offeredVersion(
                             on: eventLoop,
                             connectHost: connectHost,
                             port: connectPort,
                             serverName: serverName,
-                            timeout: Self.limit(.seconds(2), by: deadline).timeout
+                            timeout: Self.limit(handshakeTimeout, by: deadline).timeout
                         ).flatMapThrowing { offered in
                             throw failure.error(minimum: minimumVersion, offered: offered)
                         }
