@@ -10,22 +10,117 @@ import NIOHTTP1
 /// (see ``/BulwarkPolicy/HeaderField/redactedNames``).
 public struct BulwarkResponse: Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     /// The URL that produced this response: after redirects, the last one.
-    public var url: URL
+    public var url: URL {
+        get { self.storage.url }
+        set { self.uniqueStorage().url = newValue }
+    }
     /// The response status.
-    public var status: HTTPResponseStatus
+    public var status: HTTPResponseStatus {
+        get { self.storage.status }
+        set { self.uniqueStorage().status = newValue }
+    }
     /// The response's header fields, as the server sent them.
-    public var headers: HTTPHeaders
+    public var headers: HTTPHeaders {
+        get { self.storage.headers }
+        set { self.uniqueStorage().headers = newValue }
+    }
     /// The version of HTTP the response arrived over: ``HTTPVersion/http1_1`` or ``HTTPVersion/http2``.
-    public var httpVersion: HTTPVersion
+    public var httpVersion: HTTPVersion {
+        get { self.storage.httpVersion }
+        set { self.uniqueStorage().httpVersion = newValue }
+    }
     /// What the handshake established: presented and verified chains. Nil for plain HTTP.
-    public var serverTrust: ServerTrustInfo?
+    public var serverTrust: ServerTrustInfo? {
+        get { self.storage.serverTrust }
+        set { self.uniqueStorage().serverTrust = newValue }
+    }
     /// The body. Read it to the end (or drop the response) so the connection can be reused.
-    public var body: Body
+    public var body: Body {
+        get { self.storage.body }
+        set { self.uniqueStorage().body = newValue }
+    }
     /// The redirects that led here, oldest first: the URL that answered with a redirect, its status and the
     /// policy's decision. Empty when the first response was final. When the policy refused a hop and returned the
     /// redirect response (``/BulwarkPolicy/RedirectPolicy/RefusalAction/returnRedirectResponse``, or a 307/308 whose
     /// streamed body cannot be resent), the refusal is the last entry and this response is that redirect.
-    public var redirects: [RedirectRecord] = []
+    public var redirects: [RedirectRecord] {
+        get { self.storage.redirects }
+        set { self.uniqueStorage().redirects = newValue }
+    }
+
+    /// The fields, in one object shared by the copies until one of them changes: a response is passed up through
+    /// the request's async functions, and each keeps its copies in an async frame that stays allocated while the
+    /// request is in flight, so a copy costs a reference rather than about 200 bytes.
+    private var storage: Storage
+
+    init(
+        url: URL,
+        status: HTTPResponseStatus,
+        headers: HTTPHeaders,
+        httpVersion: HTTPVersion,
+        serverTrust: ServerTrustInfo?,
+        body: Body,
+        redirects: [RedirectRecord] = []
+    ) {
+        self.storage = Storage(
+            url: url,
+            status: status,
+            headers: headers,
+            httpVersion: httpVersion,
+            serverTrust: serverTrust,
+            body: body,
+            redirects: redirects
+        )
+    }
+
+    private final class Storage: @unchecked Sendable {
+        // Mutated only through `uniqueStorage()`, by the one response that holds it.
+        var url: URL
+        var status: HTTPResponseStatus
+        var headers: HTTPHeaders
+        var httpVersion: HTTPVersion
+        var serverTrust: ServerTrustInfo?
+        var body: Body
+        var redirects: [RedirectRecord]
+
+        init(
+            url: URL,
+            status: HTTPResponseStatus,
+            headers: HTTPHeaders,
+            httpVersion: HTTPVersion,
+            serverTrust: ServerTrustInfo?,
+            body: Body,
+            redirects: [RedirectRecord]
+        ) {
+            self.url = url
+            self.status = status
+            self.headers = headers
+            self.httpVersion = httpVersion
+            self.serverTrust = serverTrust
+            self.body = body
+            self.redirects = redirects
+        }
+
+        func copy() -> Storage {
+            Storage(
+                url: self.url,
+                status: self.status,
+                headers: self.headers,
+                httpVersion: self.httpVersion,
+                serverTrust: self.serverTrust,
+                body: self.body,
+                redirects: self.redirects
+            )
+        }
+    }
+
+    /// The storage, copied first if another response shares it.
+    private mutating func uniqueStorage() -> Storage {
+        if !isKnownUniquelyReferenced(&self.storage) {
+            self.storage = self.storage.copy()
+        }
+        return self.storage
+    }
 
     /// `200 OK h2 https://api.example.com/login [Content-Type: text/plain, Set-Cookie: <redacted>]`, then the number
     /// of redirects that led here, if any.

@@ -75,19 +75,26 @@ final class ExchangeHandoff<Value: Sendable>: Sendable {
     /// The result, once it is there. Called once.
     func value() async throws -> Value {
         try await withUnsafeThrowingContinuation { continuation in
-            let ready = self.state.withLockedValue { state -> Result<Value, any Error>? in
-                switch state {
-                case .pending(let started):
-                    state = .waiting(continuation, started: started)
-                    return nil
-                case .done(let result):
-                    state = .taken
-                    return result
-                case .waiting, .taken:
-                    preconditionFailure("an exchange's result is awaited once")
-                }
-            }
-            if let ready { continuation.resume(with: ready) }
+            self.wait(with: continuation)
         }
+    }
+
+    /// Resumes `continuation` with the result, now or when it comes. Not inlined: inlined into the caller, its
+    /// temporary states would take slots in the caller's async frame, which stays allocated while it waits.
+    @inline(never)
+    private func wait(with continuation: UnsafeContinuation<Value, any Error>) {
+        let ready = self.state.withLockedValue { state -> Result<Value, any Error>? in
+            switch state {
+            case .pending(let started):
+                state = .waiting(continuation, started: started)
+                return nil
+            case .done(let result):
+                state = .taken
+                return result
+            case .waiting, .taken:
+                preconditionFailure("an exchange's result is awaited once")
+            }
+        }
+        if let ready { continuation.resume(with: ready) }
     }
 }

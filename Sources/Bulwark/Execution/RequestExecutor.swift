@@ -146,8 +146,8 @@ final class RequestExecutor: Sendable {
         logger: Logger,
         trace: RequestTrace?
     ) async throws -> BulwarkResponse {
-        let (requestID, logger, cookieEpoch) = self.start(request, logger: logger)
-        var state = RedirectState(request: request, policy: self.configuration.redirects, requestID: requestID)
+        var (state, logger, cookieEpoch) = self.start(request, logger: logger)
+        let requestID = state.requestID
         while true {
             let hop = trace?.startHop(state.request, number: state.history.count)
             var response: BulwarkResponse
@@ -170,11 +170,11 @@ final class RequestExecutor: Sendable {
             case .finish:
                 return response
             case .fail(let error):
-                await Self.discard(response.body)
+                await Self.discard(response)
                 throw error
             case .follow:
                 // `state.request` is now the hop sent in the next turn.
-                await Self.discard(response.body)
+                await Self.discard(response)
             }
         }
     }
@@ -183,16 +183,17 @@ final class RequestExecutor: Sendable {
     private enum HopOutcome {
         /// The response is the answer.
         case finish
-        /// The request fails with this error, once the response body is discarded.
-        case fail(BulwarkError)
+        /// The request fails with this error (a ``BulwarkError``), once the response body is discarded. Boxed: this
+        /// enum has a slot in `run`'s async frame, and a ``BulwarkError`` inline is about 200 bytes.
+        case fail(any Error)
         /// The next hop is sent, once the response body is discarded.
         case follow
     }
 
-    /// A request's number, its logger (with the number as metadata when it logs debug messages) and the cookie jar's
-    /// epoch when it started; logs the start.
+    /// A request's redirect state (with its number), its logger (with the number as metadata when it logs debug
+    /// messages) and the cookie jar's epoch when it started; logs the start.
     @inline(never)
-    private func start(_ request: BulwarkRequest, logger: Logger) -> (UInt64, Logger, UInt64?) {
+    private func start(_ request: BulwarkRequest, logger: Logger) -> (RedirectState, Logger, UInt64?) {
         let requestID = Self.nextRequestID()
         var logger = logger
         if logger.logLevel <= .debug {
@@ -201,7 +202,8 @@ final class RequestExecutor: Sendable {
         }
         logger.debug("request started", metadata: ["bulwark.request": "\(request)"])
         // The session the request started in: after a sign-out, none of its responses may store a cookie.
-        return (requestID, logger, self.configuration.cookies?.epoch)
+        let state = RedirectState(request: request, policy: self.configuration.redirects, requestID: requestID)
+        return (state, logger, self.configuration.cookies?.epoch)
     }
 
     /// Records a hop's events and decides what follows it: the response as the answer (with its redirects), a
@@ -299,14 +301,14 @@ final class RequestExecutor: Sendable {
             do {
                 refreshed = try await store.refreshAfterRejection(for: request.url, among: credentials.entries)
             } catch {
-                await Self.discard(response.body)
+                await Self.discard(response)
                 throw Self.refreshFailed(host: target.host, error)
             }
             guard refreshed else {
                 return (response, credentials)
             }
-            logger.debug("credentials refreshed after a 401; sending again")
-            await Self.discard(response.body)
+            Self.logRefreshed(logger: logger)
+            await Self.discard(response)
         }
     }
 
@@ -320,6 +322,12 @@ final class RequestExecutor: Sendable {
         )
     }
 
+    /// Logs a hop sent once more with refreshed credentials. Not inlined, as `logSending` is not.
+    @inline(never)
+    private static func logRefreshed(logger: Logger) {
+        logger.debug("credentials refreshed after a 401; sending again")
+    }
+
     /// Stores a response's cookies in the jar, if the client has one and no sign-out happened since `epoch`.
     @inline(never)
     private func storeCookies(of response: BulwarkResponse, for request: BulwarkRequest, epoch: UInt64?) {
@@ -329,9 +337,10 @@ final class RequestExecutor: Sendable {
         }
     }
 
-    /// The error of a request whose credentials could not be refreshed after a 401.
+    /// The error of a request whose credentials could not be refreshed after a 401 (a ``BulwarkError``, boxed, as
+    /// ``HopOutcome/fail(_:)``'s is).
     @inline(never)
-    private static func refreshFailed(host: String, _ error: any Error) -> BulwarkError {
+    private static func refreshFailed(host: String, _ error: any Error) -> any Error {
         BulwarkError(.credentialRefreshFailed, host: host, detail: String(describing: error))
     }
 
@@ -375,10 +384,12 @@ final class RequestExecutor: Sendable {
     static let maximumDiscardedBodySize = 64 * 1024
 
     /// Reads and throws away a redirect response's body (small ones to the end, keeping the connection reusable).
-    static func discard(_ body: BulwarkResponse.Body) async {
+    /// Takes the response, not its body: a copy of the body made by the caller would take a slot in the caller's
+    /// async frame.
+    static func discard(_ response: BulwarkResponse) async {
         var discarded = 0
         do {
-            for try await buffer in body {
+            for try await buffer in response.body {
                 discarded += buffer.readableBytes
                 if discarded > Self.maximumDiscardedBodySize {
                     return
