@@ -13,31 +13,55 @@ public struct BulwarkResponse: Sendable, CustomStringConvertible, CustomDebugStr
     public var url: URL {
         get { self.storage.url }
         set { self.uniqueStorage().url = newValue }
+        _modify {
+            let storage = self.uniqueStorage()
+            yield &storage.url
+        }
     }
     /// The response status.
     public var status: HTTPResponseStatus {
         get { self.storage.status }
         set { self.uniqueStorage().status = newValue }
+        _modify {
+            let storage = self.uniqueStorage()
+            yield &storage.status
+        }
     }
     /// The response's header fields, as the server sent them.
     public var headers: HTTPHeaders {
         get { self.storage.headers }
         set { self.uniqueStorage().headers = newValue }
+        _modify {
+            let storage = self.uniqueStorage()
+            yield &storage.headers
+        }
     }
     /// The version of HTTP the response arrived over: ``HTTPVersion/http1_1`` or ``HTTPVersion/http2``.
     public var httpVersion: HTTPVersion {
         get { self.storage.httpVersion }
         set { self.uniqueStorage().httpVersion = newValue }
+        _modify {
+            let storage = self.uniqueStorage()
+            yield &storage.httpVersion
+        }
     }
     /// What the handshake established: presented and verified chains. Nil for plain HTTP.
     public var serverTrust: ServerTrustInfo? {
         get { self.storage.serverTrust }
         set { self.uniqueStorage().serverTrust = newValue }
+        _modify {
+            let storage = self.uniqueStorage()
+            yield &storage.serverTrust
+        }
     }
     /// The body. Read it to the end (or drop the response) so the connection can be reused.
     public var body: Body {
         get { self.storage.body }
         set { self.uniqueStorage().body = newValue }
+        _modify {
+            let storage = self.uniqueStorage()
+            yield &storage.body
+        }
     }
     /// The redirects that led here, oldest first: the URL that answered with a redirect, its status and the
     /// policy's decision. Empty when the first response was final. When the policy refused a hop and returned the
@@ -46,11 +70,17 @@ public struct BulwarkResponse: Sendable, CustomStringConvertible, CustomDebugStr
     public var redirects: [RedirectRecord] {
         get { self.storage.redirects }
         set { self.uniqueStorage().redirects = newValue }
+        _modify {
+            let storage = self.uniqueStorage()
+            yield &storage.redirects
+        }
     }
 
     /// The fields, in one object shared by the copies until one of them changes: a response is passed up through
     /// the request's async functions, and each keeps its copies in an async frame that stays allocated while the
-    /// request is in flight, so a copy costs a reference rather than about 200 bytes.
+    /// request is in flight, so a copy costs a reference rather than about 200 bytes. A field changed in place
+    /// (`response.headers.add(…)`) is changed in the object when no other copy shares it. Unlike stored fields, two
+    /// fields cannot be passed `inout` in one call (`f(&response.headers, &response.redirects)`).
     private var storage: Storage
 
     init(
@@ -74,7 +104,8 @@ public struct BulwarkResponse: Sendable, CustomStringConvertible, CustomDebugStr
     }
 
     private final class Storage: @unchecked Sendable {
-        // Mutated only through `uniqueStorage()`, by the one response that holds it.
+        // Mutated only through `uniqueStorage()`, by the one response that holds it. A field added here must be added
+        // to `copy()` too (BulwarkResponseValueTests changes each field of a copy).
         var url: URL
         var status: HTTPResponseStatus
         var headers: HTTPHeaders
@@ -178,7 +209,7 @@ public struct BulwarkResponse: Sendable, CustomStringConvertible, CustomDebugStr
                     self.buffered = nil
                     if buffered.readableBytes > 0 { return buffered }
                 }
-                guard var base = self.base else { return nil }
+                guard let base = self.base else { return nil }
                 do {
                     let element = try await base.next()
                     self.base = element == nil ? nil : base

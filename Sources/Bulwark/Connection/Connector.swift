@@ -240,6 +240,9 @@ struct Connector: Sendable {
             }
             .flatMap { channel -> EventLoopFuture<(any Channel, Configured, ServerTrustInfo)> in
                 let handshakeLimit = Self.limit(handshakeTimeout, by: deadline)
+                // When the handshake's time limit (or the deadline) ends: the version probe after a protocol_version
+                // alert gets what is left of it, never a window of its own.
+                let handshakeEnds = NIODeadline.now() + handshakeLimit.timeout
                 let timeout = eventLoop.scheduleTask(in: handshakeLimit.timeout) {
                     // The server sent its chain and the verification waits for the system roots' index (the first
                     // handshakes of a process): that is not the server's time, and the timer runs once more.
@@ -283,14 +286,15 @@ struct Connector: Sendable {
                         guard failure.kind == .protocolVersion, proxy == nil else {
                             return eventLoop.makeFailedFuture(failure.error(minimum: minimumVersion))
                         }
-                        // Which version the server does speak, to say so: one more hello, within the handshake's
-                        // time limit and the deadline (a fixed 2 s once left a loaded machine's error without it).
+                        // Which version the server does speak, to say so: one more hello, in what is left of the
+                        // handshake's time limit (or the deadline), so a refused handshake never takes longer than
+                        // the limit. (A fixed 2 s once left a loaded machine's error without the version.)
                         return TLSVersionProbe.offeredVersion(
                             on: eventLoop,
                             connectHost: connectHost,
                             port: connectPort,
                             serverName: serverName,
-                            timeout: Self.limit(handshakeTimeout, by: deadline).timeout
+                            timeout: max(handshakeEnds - .now(), .zero)
                         ).flatMapThrowing { offered in
                             throw failure.error(minimum: minimumVersion, offered: offered)
                         }

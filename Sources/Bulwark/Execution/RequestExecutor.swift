@@ -139,14 +139,19 @@ final class RequestExecutor: Sendable {
 
     /// The redirect loop of one request. Its synchronous steps (the start, the decision after each hop) are in
     /// functions that are not inlined, so that their temporaries live on the thread's stack and not in this
-    /// function's async frame, which stays allocated while the request is in flight.
+    /// function's async frame, which stays allocated while the request is in flight. Inlined into its two callers:
+    /// a frame of its own would be one more allocation, and a call's result slot, per request.
+    @inline(__always)
     private func run(
         _ request: BulwarkRequest,
         deadline: NIODeadline?,
-        logger: Logger,
+        logger callerLogger: Logger,
         trace: RequestTrace?
     ) async throws -> BulwarkResponse {
-        var (state, logger, cookieEpoch) = self.start(request, logger: logger)
+        var state: RedirectState
+        let logger: Logger
+        let cookieEpoch: UInt64?
+        (state, logger, cookieEpoch) = self.start(request, logger: callerLogger)
         let requestID = state.requestID
         while true {
             let hop = trace?.startHop(state.request, number: state.history.count)
@@ -201,8 +206,8 @@ final class RequestExecutor: Sendable {
             logger[metadataKey: "bulwark.request_id"] = "\(requestID)"
         }
         logger.debug("request started", metadata: ["bulwark.request": "\(request)"])
-        // The session the request started in: after a sign-out, none of its responses may store a cookie.
         let state = RedirectState(request: request, policy: self.configuration.redirects, requestID: requestID)
+        // The session the request started in: after a sign-out, none of its responses may store a cookie.
         return (state, logger, self.configuration.cookies?.epoch)
     }
 

@@ -65,6 +65,7 @@ struct ProxyRouter: Sendable {
     ///
     /// - Throws: ``BulwarkError/Code/invalidConfiguration`` when the chosen proxy (or the environment variable that
     ///   names it) cannot be read.
+    ///
     /// Not inlined: inlined into the request's async function, its copy of the router would take a slot in the async
     /// frame that stays allocated while the request is in flight.
     @inline(never)
