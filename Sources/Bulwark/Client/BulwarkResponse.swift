@@ -11,77 +11,80 @@ import NIOHTTP1
 public struct BulwarkResponse: Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     /// The URL that produced this response: after redirects, the last one.
     public var url: URL {
-        get { self.storage.url }
-        set { self.uniqueStorage().url = newValue }
-        _modify {
-            let storage = self.uniqueStorage()
-            yield &storage.url
-        }
+        get { self.fields.url }
+        _modify { yield &self.fields.url }
     }
     /// The response status.
     public var status: HTTPResponseStatus {
-        get { self.storage.status }
-        set { self.uniqueStorage().status = newValue }
-        _modify {
-            let storage = self.uniqueStorage()
-            yield &storage.status
-        }
+        get { self.fields.status }
+        _modify { yield &self.fields.status }
     }
     /// The response's header fields, as the server sent them.
     public var headers: HTTPHeaders {
-        get { self.storage.headers }
-        set { self.uniqueStorage().headers = newValue }
-        _modify {
-            let storage = self.uniqueStorage()
-            yield &storage.headers
-        }
+        get { self.fields.headers }
+        _modify { yield &self.fields.headers }
     }
     /// The version of HTTP the response arrived over: ``HTTPVersion/http1_1`` or ``HTTPVersion/http2``.
     public var httpVersion: HTTPVersion {
-        get { self.storage.httpVersion }
-        set { self.uniqueStorage().httpVersion = newValue }
-        _modify {
-            let storage = self.uniqueStorage()
-            yield &storage.httpVersion
-        }
+        get { self.fields.httpVersion }
+        _modify { yield &self.fields.httpVersion }
     }
     /// What the handshake established: presented and verified chains. Nil for plain HTTP.
     public var serverTrust: ServerTrustInfo? {
-        get { self.storage.serverTrust }
-        set { self.uniqueStorage().serverTrust = newValue }
-        _modify {
-            let storage = self.uniqueStorage()
-            yield &storage.serverTrust
-        }
+        get { self.fields.serverTrust }
+        _modify { yield &self.fields.serverTrust }
     }
     /// The body. Read it to the end (or drop the response) so the connection can be reused.
     public var body: Body {
-        get { self.storage.body }
-        set { self.uniqueStorage().body = newValue }
-        _modify {
-            let storage = self.uniqueStorage()
-            yield &storage.body
-        }
+        get { self.fields.body }
+        _modify { yield &self.fields.body }
     }
     /// The redirects that led here, oldest first: the URL that answered with a redirect, its status and the
     /// policy's decision. Empty when the first response was final. When the policy refused a hop and returned the
     /// redirect response (``/BulwarkPolicy/RedirectPolicy/RefusalAction/returnRedirectResponse``, or a 307/308 whose
     /// streamed body cannot be resent), the refusal is the last entry and this response is that redirect.
     public var redirects: [RedirectRecord] {
-        get { self.storage.redirects }
-        set { self.uniqueStorage().redirects = newValue }
-        _modify {
-            let storage = self.uniqueStorage()
-            yield &storage.redirects
-        }
+        get { self.fields.redirects }
+        _modify { yield &self.fields.redirects }
+    }
+
+    /// The fields of a response.
+    private struct Fields {
+        var url: URL
+        var status: HTTPResponseStatus
+        var headers: HTTPHeaders
+        var httpVersion: HTTPVersion
+        var serverTrust: ServerTrustInfo?
+        var body: Body
+        var redirects: [RedirectRecord]
     }
 
     /// The fields, in one object shared by the copies until one of them changes: a response is passed up through
     /// the request's async functions, and each keeps its copies in an async frame that stays allocated while the
-    /// request is in flight, so a copy costs a reference rather than about 200 bytes. A field changed in place
-    /// (`response.headers.add(…)`) is changed in the object when no other copy shares it. Unlike stored fields, two
+    /// request is in flight, so a copy costs a reference rather than about 200 bytes. Unlike stored fields, two
     /// fields cannot be passed `inout` in one call (`f(&response.headers, &response.redirects)`).
+    private final class Storage: @unchecked Sendable {
+        // Changed only through `fields`' `_modify`, by the one response that holds it.
+        var fields: Fields
+
+        init(_ fields: Fields) {
+            self.fields = fields
+        }
+    }
+
     private var storage: Storage
+
+    /// The fields; changing one first gives this response a storage of its own if another response shares it, then
+    /// changes it in place (`response.headers.add(…)` copies no header).
+    private var fields: Fields {
+        get { self.storage.fields }
+        _modify {
+            if !isKnownUniquelyReferenced(&self.storage) {
+                self.storage = Storage(self.storage.fields)
+            }
+            yield &self.storage.fields
+        }
+    }
 
     init(
         url: URL,
@@ -93,64 +96,16 @@ public struct BulwarkResponse: Sendable, CustomStringConvertible, CustomDebugStr
         redirects: [RedirectRecord] = []
     ) {
         self.storage = Storage(
-            url: url,
-            status: status,
-            headers: headers,
-            httpVersion: httpVersion,
-            serverTrust: serverTrust,
-            body: body,
-            redirects: redirects
-        )
-    }
-
-    private final class Storage: @unchecked Sendable {
-        // Mutated only through `uniqueStorage()`, by the one response that holds it. A field added here must be added
-        // to `copy()` too (BulwarkResponseValueTests changes each field of a copy).
-        var url: URL
-        var status: HTTPResponseStatus
-        var headers: HTTPHeaders
-        var httpVersion: HTTPVersion
-        var serverTrust: ServerTrustInfo?
-        var body: Body
-        var redirects: [RedirectRecord]
-
-        init(
-            url: URL,
-            status: HTTPResponseStatus,
-            headers: HTTPHeaders,
-            httpVersion: HTTPVersion,
-            serverTrust: ServerTrustInfo?,
-            body: Body,
-            redirects: [RedirectRecord]
-        ) {
-            self.url = url
-            self.status = status
-            self.headers = headers
-            self.httpVersion = httpVersion
-            self.serverTrust = serverTrust
-            self.body = body
-            self.redirects = redirects
-        }
-
-        func copy() -> Storage {
-            Storage(
-                url: self.url,
-                status: self.status,
-                headers: self.headers,
-                httpVersion: self.httpVersion,
-                serverTrust: self.serverTrust,
-                body: self.body,
-                redirects: self.redirects
+            Fields(
+                url: url,
+                status: status,
+                headers: headers,
+                httpVersion: httpVersion,
+                serverTrust: serverTrust,
+                body: body,
+                redirects: redirects
             )
-        }
-    }
-
-    /// The storage, copied first if another response shares it.
-    private mutating func uniqueStorage() -> Storage {
-        if !isKnownUniquelyReferenced(&self.storage) {
-            self.storage = self.storage.copy()
-        }
-        return self.storage
+        )
     }
 
     /// `200 OK h2 https://api.example.com/login [Content-Type: text/plain, Set-Cookie: <redacted>]`, then the number

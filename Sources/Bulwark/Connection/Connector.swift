@@ -240,10 +240,10 @@ struct Connector: Sendable {
             }
             .flatMap { channel -> EventLoopFuture<(any Channel, Configured, ServerTrustInfo)> in
                 let handshakeLimit = Self.limit(handshakeTimeout, by: deadline)
-                // When the handshake's time limit (or the deadline) ends: the version probe after a protocol_version
-                // alert gets what is left of it, never a window of its own.
+                // When the handshake's time limit (or the deadline) ends: its timer fires then, and the version probe
+                // after a protocol_version alert gets what is left of it, never a window of its own.
                 let handshakeEnds = NIODeadline.now() + handshakeLimit.timeout
-                let timeout = eventLoop.scheduleTask(in: handshakeLimit.timeout) {
+                let timeout = eventLoop.scheduleTask(deadline: handshakeEnds) {
                     // The server sent its chain and the verification waits for the system roots' index (the first
                     // handshakes of a process): that is not the server's time, and the timer runs once more.
                     if !handshakeLimit.deadlineBound, verification.isVerifying, !rootsLoad.isSettled {

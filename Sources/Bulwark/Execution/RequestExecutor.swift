@@ -148,6 +148,8 @@ final class RequestExecutor: Sendable {
         logger callerLogger: Logger,
         trace: RequestTrace?
     ) async throws -> BulwarkResponse {
+        // Assigned as one tuple to declared locals: a `let` tuple copied into a `var` state, or the logger passed
+        // `inout`, made this frame hundreds of bytes larger (scripts/async-frames-ir.py).
         var state: RedirectState
         let logger: Logger
         let cookieEpoch: UInt64?
