@@ -13,7 +13,12 @@ enum CLI {
         var stderr: String
     }
 
+    /// The debug build's `bulwark`, or the binary `BULWARK_CLI_BINARY` names (to run these tests against the
+    /// installed build, `scripts/build-cli`).
     static var binary: URL {
+        if let path = ProcessInfo.processInfo.environment["BULWARK_CLI_BINARY"], !path.isEmpty {
+            return URL(fileURLWithPath: path)
+        }
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent()
         return root.appending(path: ".build/debug/bulwark")
