@@ -25,14 +25,15 @@ struct CredentialAttacherTests {
 
     @Test func nothingToAttachLeavesTheHeadersAlone() async throws {
         var headers: HTTPHeaders = ["Accept": "*/*"]
-        let attached = try await self.attacher().attach(
+        let attacher = self.attacher()
+        let attached = try await attacher.attach(
             to: &headers,
             for: Self.api,
             among: nil,
             host: "api.example.com",
             requestID: 1
         )
-        #expect(attached == HopCredentials())
+        #expect(attached == HopCredentials(sensitiveHeaderNames: attacher.sensitiveHeaderNames))
         #expect(headers == ["Accept": "*/*"])
     }
 
@@ -48,6 +49,35 @@ struct CredentialAttacherTests {
         #expect(attached.carriesCredentials)
         #expect(!attached.attachedFromStore)
         #expect(attached.entries.isEmpty)
+    }
+
+    /// The attack review of the HTTP/2 codec (helper-21, finding 4): the names sent never indexed on HTTP/2 were
+    /// read from the store when the exchange began, after the wait for a connection; a sign-out in that wait dropped
+    /// the store's names, not the request's headers, and the credential went out indexable. They are now taken when
+    /// the hop is attached and carried with it.
+    @Test func aHopsCredentialNamesStaySensitiveAfterASignOut() async throws {
+        let store = CredentialStore()
+        let id = store.add(
+            try .header("X-Api-Key", value: SecretBytes(utf8: "key")),
+            scope: try .hosts(["api.example.com"])
+        )
+        let attacher = self.attacher(store: store)
+        var headers: HTTPHeaders = ["host": "api.example.com"]
+        let attached = try await attacher.attach(
+            to: &headers,
+            for: Self.api,
+            among: nil,
+            host: "api.example.com",
+            requestID: 1
+        )
+        store.remove(id)
+        #expect(!attacher.sensitiveHeaderNames.contains("x-api-key"))
+        #expect(attached.sensitiveHeaderNames.isSuperset(of: ["x-api-key", "authorization", "cookie"]))
+        let codec = HTTP2StreamCodec(sensitiveNames: attached.sensitiveHeaderNames, host: "api.example.com")
+        let fields = try codec.requestHeaders(
+            HTTPRequestHead(version: .http1_1, method: .GET, uri: "/", headers: headers)
+        )
+        #expect(fields.first { $0.name == "x-api-key" }?.indexable == .neverIndexed)
     }
 
     @Test func anInScopeEntryIsAttachedAndRecorded() async throws {

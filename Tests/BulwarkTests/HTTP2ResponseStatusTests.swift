@@ -79,13 +79,13 @@ struct HTTP2ResponseStatusTests {
 
     @Test func theStatusCheckReadsOnlyStatusFields() {
         #expect(
-            HTTP2StreamHeadersHandler.invalidStatus(in: HPACKHeaders([(":status", "204"), ("x-status", "abc")]))
+            HTTP2StreamCodec.invalidStatus(in: HPACKHeaders([(":status", "204"), ("x-status", "abc")]))
                 == nil
         )
-        #expect(HTTP2StreamHeadersHandler.invalidStatus(in: HPACKHeaders([("content-length", "0")])) == nil)
-        #expect(HTTP2StreamHeadersHandler.invalidStatus(in: HPACKHeaders([(":status", "2x4")])) == "2x4")
+        #expect(HTTP2StreamCodec.invalidStatus(in: HPACKHeaders([("content-length", "0")])) == nil)
+        #expect(HTTP2StreamCodec.invalidStatus(in: HPACKHeaders([(":status", "2x4")])) == "2x4")
         #expect(
-            HTTP2StreamHeadersHandler.invalidStatus(in: HPACKHeaders([(":status", "200"), (":status", "404")]))
+            HTTP2StreamCodec.invalidStatus(in: HPACKHeaders([(":status", "200"), (":status", "404")]))
                 == "200"
         )
     }

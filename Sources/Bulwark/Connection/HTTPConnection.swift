@@ -102,7 +102,7 @@ final class HTTP2Connection: Sendable {
     }
 
     /// Opens a stream ready for one exchange, whose headers in `sensitiveHeaderNames` (lower-case) are sent never
-    /// indexed (see ``HTTP2StreamHeadersHandler``). Call on the connection's event loop; the future completes there,
+    /// indexed (see ``HTTP2StreamCodec``). Call on the connection's event loop; the future completes there,
     /// failed only with a ``BulwarkError``. The lease the request holds (``leaseTaken()``) ends when the stream
     /// closes, or at once if it cannot be opened.
     func openStream(
@@ -167,8 +167,7 @@ final class HTTP2Connection: Sendable {
         decompression: BulwarkClient.Decompression?,
         idleRead: TimeAmount
     ) throws -> HTTPExchangeHandler {
-        try sync.addHandler(HTTP2StreamHeadersHandler(sensitiveNames: sensitiveHeaderNames, host: host))
-        try sync.addHandler(HTTP2FramePayloadToHTTP1ClientCodec(httpProtocol: .https))
+        try sync.addHandler(HTTP2StreamCodec(sensitiveNames: sensitiveHeaderNames, host: host))
         return try Connector.addResponseHandlers(
             to: sync,
             host: host,

@@ -99,6 +99,13 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
         )
     }
 
+    /// Whether no exchange is under way and none failed: the last one ended with the whole response, after the whole
+    /// request was written. Read on the event loop (an exchange's completion reads it).
+    var isIdle: Bool {
+        if case .idle = self.machine.state { return true }
+        return false
+    }
+
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
     }

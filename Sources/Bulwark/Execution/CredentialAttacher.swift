@@ -13,6 +13,11 @@ struct HopCredentials: Sendable, Hashable {
     /// Whether the hop's headers hold a credential of any origin (the store's, the jar's cookies or the caller's own
     /// `Authorization`, `Cookie` or `Proxy-Authorization`): its connection is then closed by a sign-out.
     var carriesCredentials = false
+    /// The lower-case names of the headers sent never indexed on HTTP/2 for this hop: the client's credential headers
+    /// when it was attached, and those the store's credentials went in. Taken then and carried with the hop, so that
+    /// a sign-out while the request waits for its connection (which drops the store's names, not the request's
+    /// headers) cannot send a credential indexable.
+    var sensitiveHeaderNames: Set<String> = []
 
     /// Whether the store attached anything.
     var attachedFromStore: Bool { !self.headerNames.isEmpty }
@@ -99,8 +104,10 @@ struct CredentialAttacher: Sendable {
                 headers.add(name: "Cookie", value: cookies)
             }
         }
-        let sensitive = self.sensitiveHeaderNames
+        var sensitive = self.sensitiveHeaderNames
+        sensitive.formUnion(attached.headerNames)
         attached.carriesCredentials = sensitive.contains { headers.contains(name: $0) }
+        attached.sensitiveHeaderNames = sensitive
         return attached
     }
 

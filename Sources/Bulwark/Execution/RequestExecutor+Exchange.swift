@@ -16,6 +16,7 @@ extension RequestExecutor {
         target: RequestTarget,
         deadline: NIODeadline?,
         credentialEpoch: Int?,
+        sensitiveHeaderNames: Set<String>,
         hop: HopTrace? = nil
     ) async throws -> BulwarkResponse {
         var retried = false
@@ -40,6 +41,7 @@ extension RequestExecutor {
                     key: key,
                     deadline: deadline,
                     credentialEpoch: credentialEpoch,
+                    sensitiveHeaderNames: sensitiveHeaderNames,
                     written: written,
                     registration: registration,
                     hop: hop
@@ -184,6 +186,7 @@ extension RequestExecutor {
         key: ConnectionPool.Key,
         deadline: NIODeadline?,
         credentialEpoch: Int?,
+        sensitiveHeaderNames: Set<String>,
         written: NIOLockedValueBox<Bool>,
         registration: InFlightRequests.Registration,
         hop: HopTrace?
@@ -195,6 +198,7 @@ extension RequestExecutor {
             key: key,
             deadline: deadline,
             credentialEpoch: credentialEpoch,
+            sensitiveHeaderNames: sensitiveHeaderNames,
             written: written,
             registration: registration,
             hop: hop
@@ -219,6 +223,7 @@ extension RequestExecutor {
         key: ConnectionPool.Key,
         deadline: NIODeadline?,
         credentialEpoch: Int?,
+        sensitiveHeaderNames: Set<String>,
         written: NIOLockedValueBox<Bool>,
         registration: InFlightRequests.Registration,
         hop: HopTrace?
@@ -231,13 +236,14 @@ extension RequestExecutor {
         case .bytes(let buffer): (bodyBuffer, streamProducer) = (buffer, nil)
         case .stream(_, let producer): (bodyBuffer, streamProducer) = (nil, producer)
         }
+        // A request that is its head alone: its end goes out with its head.
+        let headOnly = streamProducer == nil && (bodyBuffer?.readableBytes ?? 0) == 0
         // The length the head declares, which a streamed body must match (the body's own, or the caller's header).
         let declaredLength =
             head.headers.contains(name: "transfer-encoding")
             ? nil : head.headers.first(name: "content-length").flatMap { Int($0) }
         let host = target.host
         let pool = self.pool
-        let sensitiveHeaderNames = self.attacher.sensitiveHeaderNames
         // Set (with the error) when the request was cancelled or timed out before its exchange started.
         let abandoned = NIOLockedValueBox<BulwarkError?>(nil)
         // On the connection's event loop.
@@ -290,8 +296,13 @@ extension RequestExecutor {
                         // A stream whose request and response both ended is closed by NIO once the frame that
                         // ended it has been handled: closing it here, before that, sends a RST_STREAM, and NIO's
                         // servers stop answering a client after 200 resets in 30 s ("rapid reset" protection).
-                        // One turn of the event loop later only a stream still open (a request body still being
-                        // sent, or an exchange that failed) is left to close, and reset.
+                        // A request that was its head alone (END_STREAM on its HEADERS, which flow control never
+                        // holds back) whose response ended is such a stream: nothing to do. Any other is closed one
+                        // turn of the event loop later, when only a stream still open (a request body still being
+                        // sent or held back by flow control, or an exchange that failed) is left to close, and reset.
+                        // (The completion's keep-alive flag says nothing here: HTTP/1's keep-alive rules read an
+                        // HTTP/2 head as "close".)
+                        if headOnly && handler.value.isIdle { return }
                         stream.eventLoop.execute { stream.close(promise: nil) }
                     }
                     .flatMapErrorThrowing { throw connection.replacingWithRejection($0) }

@@ -295,6 +295,7 @@ final class RequestExecutor: Sendable {
                 target: target,
                 deadline: deadline,
                 credentialEpoch: credentials.carriesCredentials ? epoch : nil,
+                sensitiveHeaderNames: credentials.sensitiveHeaderNames,
                 hop: hop
             )
             self.storeCookies(of: response, for: request, epoch: cookieEpoch)

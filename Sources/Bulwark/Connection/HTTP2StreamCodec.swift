@@ -1,0 +1,444 @@
+import NIOCore
+import NIOHPACK
+import NIOHTTP1
+import NIOHTTP2
+
+/// One HTTP/2 stream's exchange as HTTP/1 parts: the request's head, body and end become `HEADERS` and `DATA`
+/// payloads, and the server's payloads become the response's head, body and end for ``HTTPExchangeHandler``.
+///
+/// In place of NIOHTTP2's `HTTP2FramePayloadToHTTP1ClientCodec` and a handler of Bulwark's own in front of it (one
+/// handler fewer to make, link and remove on every request, and the head converted once, straight into the form it
+/// goes out in). What it does that the codec did, and how it differs:
+/// - The request's head: `:path`, `:method`, `:scheme` (`https`) and `:authority` (the `Host` field, which is
+///   required and must be single), then the other fields with lower-case names, without the fields that only mean
+///   something to one HTTP/1.1 connection (`Connection` and the fields it names, `Keep-Alive`, `Proxy-Connection`,
+///   `Transfer-Encoding`, `Upgrade`; RFC 9113 section 8.2.2). Names are lower-cased byte by byte (ASCII); a name
+///   that is not ASCII stays as it is and NIOHTTP2 refuses the request, as a field the codec's Unicode lower-casing
+///   turned into ASCII would have been refused by no one.
+/// - Credential fields go out never indexed (RFC 7541 section 7.1.3): the codec makes every field indexable, so an
+///   `Authorization` or `Cookie` value would enter the connection's HPACK dynamic table on both ends, where later
+///   requests compress against it (the CRIME family of attacks guesses secrets from compressed sizes), and an
+///   intermediary would be told it may index it too.
+/// - The last payload written is held until the request's end or a flush, so that the end rides on it
+///   (`END_STREAM` on the `HEADERS` of a request without a body, or on its last `DATA`).
+/// - The response's `:status` must be exactly three ASCII digits, and single (RFC 9110: `status-code = 3DIGIT`):
+///   the codec parsed it with `Int(_:radix:)`, which accepts a sign and any length, and NIOHTTP1 then converted the
+///   value to `UInt`, so a `:status` of `-10` trapped the process (found by the `http` fuzz target, issue 23).
+///   Anything else ends the exchange with `invalid_response`, as a header block after the trailers or body bytes
+///   before the head do (NIOHTTP2's stream state machine refuses both first; the codec would have trapped).
+/// - Informational responses (1xx) pass as heads of their own; a final response whose length is not given gets
+///   `content-length: 0` (when the `HEADERS` end the stream) or `transfer-encoding: chunked` as the codec added them
+///   (not after HEAD or CONNECT, nor for 204 and 304), so a response reads the same over both protocols.
+final class HTTP2StreamCodec: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTP2Frame.FramePayload
+    typealias InboundOut = HTTPClientResponsePart
+    typealias OutboundIn = HTTPClientRequestPart
+    typealias OutboundOut = HTTP2Frame.FramePayload
+
+    /// Lower-case names of the request fields that are never indexed.
+    let sensitiveNames: Set<String>
+    /// Bit `n` set when a name of `sensitiveNames` is `n` bytes long (63 for any longer name): a field whose length
+    /// has no bit is not looked up, so a request without credentials hashes no field name.
+    private let sensitiveLengths: UInt64
+    private let host: String
+    /// The request's method, once its head was written: a response to HEAD or CONNECT has no body to frame.
+    private var requestMethod: HTTPMethod?
+    private var pending: (payload: HTTP2Frame.FramePayload, promise: EventLoopPromise<Void>?)?
+    private var response = ResponseState.awaitingHead
+    private var refused = false
+
+    private enum ResponseState {
+        /// No final response head yet (informational ones may have come).
+        case awaitingHead
+        case body
+        /// The stream's end or the trailers arrived.
+        case ended
+    }
+
+    init(sensitiveNames: Set<String>, host: String) {
+        self.sensitiveNames = sensitiveNames
+        self.sensitiveLengths = sensitiveNames.reduce(0) { $0 | Self.lengthBit($1) }
+        self.host = host
+    }
+
+    private static func lengthBit(_ name: String) -> UInt64 {
+        1 << UInt64(min(name.utf8.count, 63))
+    }
+
+    /// Whether `name` (lower-case) is one of ``sensitiveNames``.
+    func isSensitive(_ name: String) -> Bool {
+        self.sensitiveLengths & Self.lengthBit(name) != 0 && self.sensitiveNames.contains(name)
+    }
+
+    // MARK: Outgoing: the request
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        switch self.unwrapOutboundIn(data) {
+        case .head(let head):
+            guard self.requestMethod == nil else {
+                self.refuseWrite("a second request head on one HTTP/2 stream", promise: promise, context: context)
+                return
+            }
+            let headers: HPACKHeaders
+            do {
+                headers = try self.requestHeaders(head)
+            } catch {
+                promise?.fail(error)
+                context.fireErrorCaught(error)
+                return
+            }
+            self.requestMethod = head.method
+            self.pending = (.headers(.init(headers: headers)), promise)
+        case .body(let body):
+            let held = self.pending
+            self.pending = (.data(.init(data: body)), promise)
+            if let held { context.write(self.wrapOutboundOut(held.payload), promise: held.promise) }
+        case .end(let trailers):
+            let trailerPayload: HTTP2Frame.FramePayload?
+            do {
+                trailerPayload = try trailers.map { .headers(.init(headers: try self.fields(of: $0), endStream: true)) }
+            } catch {
+                promise?.fail(error)
+                context.fireErrorCaught(error)
+                return
+            }
+            let held = self.pending
+            self.pending = nil
+            switch (held, trailerPayload) {
+            case (.none, .none):
+                let end = HTTP2Frame.FramePayload.data(.init(data: .byteBuffer(ByteBuffer()), endStream: true))
+                context.write(self.wrapOutboundOut(end), promise: promise)
+            case (.none, .some(let trailerPayload)):
+                context.write(self.wrapOutboundOut(trailerPayload), promise: promise)
+            case (.some(var held), .none):
+                switch held.payload {
+                case .headers(var headers):
+                    headers.endStream = true
+                    held.payload = .headers(headers)
+                case .data(var data):
+                    data.endStream = true
+                    held.payload = .data(data)
+                default:
+                    break
+                }
+                if let promise {
+                    if let first = held.promise {
+                        first.futureResult.cascade(to: promise)
+                    } else {
+                        held.promise = promise
+                    }
+                }
+                context.write(self.wrapOutboundOut(held.payload), promise: held.promise)
+            case (.some(let held), .some(let trailerPayload)):
+                context.write(self.wrapOutboundOut(held.payload), promise: held.promise)
+                context.write(self.wrapOutboundOut(trailerPayload), promise: promise)
+            }
+        }
+    }
+
+    func flush(context: ChannelHandlerContext) {
+        if let held = self.pending {
+            self.pending = nil
+            context.write(self.wrapOutboundOut(held.payload), promise: held.promise)
+        }
+        context.flush()
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        self.failPending()
+        context.fireChannelInactive()
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        self.failPending()
+    }
+
+    /// A payload still held when the stream went away never goes out: its write fails.
+    private func failPending() {
+        guard let held = self.pending else { return }
+        self.pending = nil
+        held.promise?.fail(
+            BulwarkError(
+                .remoteConnectionClosed,
+                host: self.host,
+                detail: "the HTTP/2 stream closed before the request went out"
+            )
+        )
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        if let held = self.pending {
+            self.pending = nil
+            held.promise?.fail(error)
+        }
+        context.fireErrorCaught(error)
+    }
+
+    private func refuseWrite(_ detail: String, promise: EventLoopPromise<Void>?, context: ChannelHandlerContext) {
+        let error = Self.unsendable(detail, host: self.host)
+        promise?.fail(error)
+        context.fireErrorCaught(error)
+    }
+
+    /// A request head HTTP/2 cannot carry. Its code is `invalid_response`, the code the exchange got for it when
+    /// NIOHTTP2's codec refused such a head (its error reached the exchange unmapped); the detail says what it was.
+    static func unsendable(_ detail: String, host: String) -> BulwarkError {
+        BulwarkError(.invalidResponse, host: host, detail: "\(detail), which HTTP/2 cannot send")
+    }
+
+    /// The request head as HTTP/2 fields: the four pseudo-fields, then the head's fields without `Host` and the
+    /// connection-specific ones, names lower-cased, credentials never indexed.
+    func requestHeaders(_ head: HTTPRequestHead) throws -> HPACKHeaders {
+        var authority: String?
+        for (name, value) in head.headers where Self.isHost(name) {
+            guard authority == nil else {
+                throw Self.unsendable("the request has two Host fields", host: self.host)
+            }
+            authority = value
+        }
+        guard let authority else {
+            throw Self.unsendable("the request has no Host field", host: self.host)
+        }
+        var headers = HPACKHeaders()
+        headers.reserveCapacity(head.headers.count + 3)
+        headers.add(name: ":path", value: head.uri)
+        headers.add(name: ":method", value: head.method.rawValue)
+        headers.add(name: ":scheme", value: "https")
+        headers.add(name: ":authority", value: authority)
+        try self.appendFields(of: head.headers, to: &headers, skippingHost: true)
+        return headers
+    }
+
+    /// Trailer fields as HTTP/2 fields (the same rules as the head's, `Host` included as any other field).
+    private func fields(of trailers: HTTPHeaders) throws -> HPACKHeaders {
+        var headers = HPACKHeaders()
+        headers.reserveCapacity(trailers.count)
+        try self.appendFields(of: trailers, to: &headers, skippingHost: false)
+        return headers
+    }
+
+    private func appendFields(of fields: HTTPHeaders, to headers: inout HPACKHeaders, skippingHost: Bool) throws {
+        let connectionTokens = Self.connectionTokens(fields)
+        for (name, value) in fields {
+            if skippingHost, Self.isHost(name) { continue }
+            guard Self.isToken(name) else {
+                throw Self.unsendable(
+                    "the request has a field whose name is not a token (\(Self.shown(name)))",
+                    host: self.host
+                )
+            }
+            guard Self.isSendableValue(value) else {
+                // The value is never shown: it may be a credential.
+                throw Self.unsendable(
+                    "the request's field \(Self.shown(name)) has a line break or NUL in its value",
+                    host: self.host
+                )
+            }
+            let lowered = Self.asciiLowercased(name)
+            if Self.isConnectionSpecific(lowered) || connectionTokens.contains(lowered) { continue }
+            headers.add(name: lowered, value: value, indexing: self.isSensitive(lowered) ? .neverIndexed : .indexable)
+        }
+    }
+
+    /// RFC 9110 section 5.1: a field name is a token, one or more of `tchar` (so never a pseudo-field's `:`).
+    static func isToken(_ name: String) -> Bool {
+        !name.utf8.isEmpty
+            && name.utf8.allSatisfy { byte in
+                switch byte {
+                case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                    UInt8(ascii: "0")...UInt8(ascii: "9"):
+                    return true
+                case UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"), UInt8(ascii: "%"), UInt8(ascii: "&"),
+                    UInt8(ascii: "'"), UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."),
+                    UInt8(ascii: "^"), UInt8(ascii: "_"), UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "~"):
+                    return true
+                default:
+                    return false
+                }
+            }
+    }
+
+    /// RFC 9113 section 8.2.1: a field value must not hold NUL, LF or CR.
+    static func isSendableValue(_ value: String) -> Bool {
+        !value.utf8.contains { $0 == 0 || $0 == UInt8(ascii: "\n") || $0 == UInt8(ascii: "\r") }
+    }
+
+    /// A field name for an error: quoted and escaped, at most 32 characters.
+    private static func shown(_ name: String) -> String {
+        String(name.unicodeScalars.prefix(32)).debugDescription
+    }
+
+    /// The field names a `Connection` field lists, lower-cased (RFC 9110 section 7.6.1): they belong to the
+    /// HTTP/1.1 connection and are not sent on.
+    private static func connectionTokens(_ fields: HTTPHeaders) -> [String] {
+        var tokens: [String] = []
+        for (name, value) in fields where name.utf8.count == 10 && Self.asciiLowercased(name) == "connection" {
+            for token in value.split(separator: ",") {
+                let trimmed = token.trimmingASCIISpaces()
+                if !trimmed.isEmpty { tokens.append(Self.asciiLowercased(String(trimmed))) }
+            }
+        }
+        return tokens
+    }
+
+    private static func isHost(_ name: String) -> Bool {
+        name.utf8.count == 4 && Self.asciiLowercased(name) == "host"
+    }
+
+    /// RFC 9113 section 8.2.2: fields an HTTP/2 message must not carry.
+    static func isConnectionSpecific(_ lowered: String) -> Bool {
+        switch lowered.utf8.count {
+        case 7: return lowered == "upgrade"
+        case 10: return lowered == "connection" || lowered == "keep-alive"
+        case 16: return lowered == "proxy-connection"
+        case 17: return lowered == "transfer-encoding"
+        default: return false
+        }
+    }
+
+    /// `name` with ASCII upper-case letters lower-cased; the same string when it has none (no copy).
+    static func asciiLowercased(_ name: String) -> String {
+        guard name.utf8.contains(where: { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") }) else { return name }
+        return String(
+            decoding: name.utf8.map { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") ? $0 | 0x20 : $0 },
+            as: UTF8.self
+        )
+    }
+
+    // MARK: Incoming: the response
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard !self.refused else { return }
+        switch self.unwrapInboundIn(data) {
+        case .headers(let payload):
+            self.received(payload, context: context)
+        case .data(let payload):
+            guard case .body = self.response, case .byteBuffer(let buffer) = payload.data else {
+                self.refuse("the server sent body bytes outside a response's body", context: context)
+                return
+            }
+            guard payload.endStream else {
+                context.fireChannelRead(self.wrapInboundOut(.body(buffer)))
+                return
+            }
+            self.response = .ended
+            if buffer.readableBytes > 0 { context.fireChannelRead(self.wrapInboundOut(.body(buffer))) }
+            context.fireChannelRead(self.wrapInboundOut(.end(nil)))
+        case .alternativeService, .rstStream, .priority, .windowUpdate, .settings, .pushPromise, .ping, .goAway,
+            .origin:
+            // No HTTP/1 counterpart; a stream's end by RST_STREAM reaches the exchange as the stream's error.
+            break
+        }
+    }
+
+    private func received(_ payload: HTTP2Frame.FramePayload.Headers, context: ChannelHandlerContext) {
+        switch self.response {
+        case .awaitingHead:
+            if let status = Self.invalidStatus(in: payload.headers) {
+                let shown = String(status.unicodeScalars.prefix(16)).debugDescription
+                self.refuse("the server sent an HTTP/2 status that is not three digits (\(shown))", context: context)
+                return
+            }
+            guard let code = Self.statusCode(in: payload.headers) else {
+                self.refuse("the server sent an HTTP/2 response without a status", context: context)
+                return
+            }
+            guard code >= 100 else {
+                self.refuse("the server sent the HTTP/2 status \(code), below 100", context: context)
+                return
+            }
+            guard code != 101 else {
+                self.refuse("the server sent 101 Switching Protocols, which HTTP/2 does not have", context: context)
+                return
+            }
+            var head = HTTPResponseHead(
+                version: .http2,
+                status: HTTPResponseStatus(statusCode: code),
+                headers: Self.regularFields(of: payload.headers)
+            )
+            guard code >= 200 else {
+                // Informational: the final head is still to come, so it cannot end the stream.
+                guard !payload.endStream else {
+                    self.refuse("the server ended the HTTP/2 stream with an informational (1xx) head", context: context)
+                    return
+                }
+                context.fireChannelRead(self.wrapInboundOut(.head(head)))
+                return
+            }
+            if code != 204, code != 304, self.requestMethod != .HEAD, self.requestMethod != .CONNECT,
+                !payload.headers.contains(name: "content-length")
+            {
+                if payload.endStream {
+                    head.headers.add(name: "content-length", value: "0")
+                } else {
+                    head.headers.add(name: "transfer-encoding", value: "chunked")
+                }
+            }
+            self.response = payload.endStream ? .ended : .body
+            context.fireChannelRead(self.wrapInboundOut(.head(head)))
+            if payload.endStream { context.fireChannelRead(self.wrapInboundOut(.end(nil))) }
+        case .body:
+            guard payload.endStream else {
+                self.refuse("the server sent trailers that do not end the HTTP/2 stream", context: context)
+                return
+            }
+            self.response = .ended
+            context.fireChannelRead(self.wrapInboundOut(.end(Self.regularFields(of: payload.headers))))
+        case .ended:
+            self.refuse("the server sent a header block after the response's end", context: context)
+        }
+    }
+
+    private func refuse(_ detail: String, context: ChannelHandlerContext) {
+        self.refused = true
+        context.fireErrorCaught(BulwarkError(.invalidResponse, host: self.host, detail: detail))
+        context.close(promise: nil)
+    }
+
+    /// The fields of a header block that are not pseudo-fields, as HTTP/1 fields.
+    static func regularFields(of headers: HPACKHeaders) -> HTTPHeaders {
+        var fields = HTTPHeaders()
+        fields.reserveCapacity(headers.count)
+        for (name, value, _) in headers where name.utf8.first != UInt8(ascii: ":") {
+            fields.add(name: name, value: value)
+        }
+        return fields
+    }
+
+    /// The value of the only `:status` of `headers`, when it is three digits (see ``invalidStatus(in:)``).
+    static func statusCode(in headers: HPACKHeaders) -> Int? {
+        for (name, value, _) in headers where name == ":status" {
+            guard Self.isThreeDigits(value) else { return nil }
+            return value.utf8.reduce(0) { $0 * 10 + Int($1 - UInt8(ascii: "0")) }
+        }
+        return nil
+    }
+
+    /// The first `:status` value of `headers` when they are refused (a value that is not three digits, or more than
+    /// one `:status`); nil when they pass (one three-digit status, or none). No array or string is made for a head
+    /// that passes: this runs on every response.
+    static func invalidStatus(in headers: HPACKHeaders) -> String? {
+        var first: String?
+        for (name, value, _) in headers where name == ":status" {
+            guard first == nil else { return first }
+            guard Self.isThreeDigits(value) else { return value }
+            first = value
+        }
+        return nil
+    }
+
+    static func isThreeDigits(_ text: String) -> Bool {
+        let bytes = text.utf8
+        return bytes.count == 3 && bytes.allSatisfy { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }
+    }
+}
+
+extension Substring {
+    /// Without the spaces and tabs at either end (RFC 9110's optional whitespace).
+    fileprivate func trimmingASCIISpaces() -> Substring {
+        let isSpace = { (character: Character) in character == " " || character == "\t" }
+        guard let start = self.firstIndex(where: { !isSpace($0) }) else { return self[self.endIndex...] }
+        let end = self.lastIndex(where: { !isSpace($0) })!
+        return self[start...end]
+    }
+}
