@@ -12,9 +12,12 @@ import NIOHTTP2
 /// - The request's head: `:path`, `:method`, `:scheme` (`https`) and `:authority` (the `Host` field, which is
 ///   required and must be single), then the other fields with lower-case names, without the fields that only mean
 ///   something to one HTTP/1.1 connection (`Connection` and the fields it names, `Keep-Alive`, `Proxy-Connection`,
-///   `Transfer-Encoding`, `Upgrade`; RFC 9113 section 8.2.2). Names are lower-cased byte by byte (ASCII); a name
-///   that is not ASCII stays as it is and NIOHTTP2 refuses the request, as a field the codec's Unicode lower-casing
-///   turned into ASCII would have been refused by no one.
+///   `Transfer-Encoding`, `Upgrade`; RFC 9113 section 8.2.2), names lower-cased byte by byte.
+/// - A head HTTP/2 cannot carry is refused before any frame, with `invalid_response` and a detail that shows no
+///   field value (NIOHTTP2 refused such heads later, with the values in its error): no Host or two, a CONNECT, a
+///   method, target or Host with a space or control character, a field name that is not a token (RFC 9110; so
+///   ASCII, and never a `:` pseudo-field), a value with NUL, CR or LF, a TE other than "trailers"; and a body or
+///   end written before the head.
 /// - Credential fields go out never indexed (RFC 7541 section 7.1.3): the codec makes every field indexable, so an
 ///   `Authorization` or `Cookie` value would enter the connection's HPACK dynamic table on both ends, where later
 ///   requests compress against it (the CRIME family of attacks guesses secrets from compressed sizes), and an
@@ -26,7 +29,9 @@ import NIOHTTP2
 ///   value to `UInt`, so a `:status` of `-10` trapped the process (found by the `http` fuzz target, issue 23).
 ///   Anything else ends the exchange with `invalid_response`, as a header block after the trailers or body bytes
 ///   before the head do (NIOHTTP2's stream state machine refuses both first; the codec would have trapped).
-/// - Informational responses (1xx) pass as heads of their own; a final response whose length is not given gets
+/// - Informational heads (1xx) go no further (the exchange ignores them, and their `Content-Encoding` would switch
+///   NIO's decompressor on for the final response); 101, a status below 100, a 1xx that ends the stream and trailers
+///   that do not are `invalid_response`. A final response whose length is not given gets
 ///   `content-length: 0` (when the `HEADERS` end the stream) or `transfer-encoding: chunked` as the codec added them
 ///   (not after HEAD or CONNECT, nor for 204 and 304), so a response reads the same over both protocols.
 final class HTTP2StreamCodec: ChannelDuplexHandler, RemovableChannelHandler {
@@ -90,10 +95,18 @@ final class HTTP2StreamCodec: ChannelDuplexHandler, RemovableChannelHandler {
             self.requestMethod = head.method
             self.pending = (.headers(.init(headers: headers)), promise)
         case .body(let body):
+            guard self.requestMethod != nil else {
+                self.refuseWrite("a request body before its head", promise: promise, context: context)
+                return
+            }
             let held = self.pending
             self.pending = (.data(.init(data: body)), promise)
             if let held { context.write(self.wrapOutboundOut(held.payload), promise: held.promise) }
         case .end(let trailers):
+            guard self.requestMethod != nil else {
+                self.refuseWrite("a request's end before its head", promise: promise, context: context)
+                return
+            }
             let trailerPayload: HTTP2Frame.FramePayload?
             do {
                 trailerPayload = try trailers.map { .headers(.init(headers: try self.fields(of: $0), endStream: true)) }
@@ -199,6 +212,19 @@ final class HTTP2StreamCodec: ChannelDuplexHandler, RemovableChannelHandler {
         guard let authority else {
             throw Self.unsendable("the request has no Host field", host: self.host)
         }
+        // NIOHTTP2 refuses these too, later, with the values (a CONNECT's whole block) in its error.
+        guard head.method != .CONNECT else {
+            throw Self.unsendable("the request's method is CONNECT", host: self.host)
+        }
+        guard Self.isPseudoFieldValue(head.method.rawValue), Self.isPseudoFieldValue(head.uri) else {
+            throw Self.unsendable("the request's method or target has a space or a control character", host: self.host)
+        }
+        guard !authority.isEmpty, Self.isPseudoFieldValue(authority) else {
+            throw Self.unsendable(
+                "the request's Host field is empty or has a space or a control character",
+                host: self.host
+            )
+        }
         var headers = HPACKHeaders()
         headers.reserveCapacity(head.headers.count + 3)
         headers.add(name: ":path", value: head.uri)
@@ -222,8 +248,9 @@ final class HTTP2StreamCodec: ChannelDuplexHandler, RemovableChannelHandler {
         for (name, value) in fields {
             if skippingHost, Self.isHost(name) { continue }
             guard Self.isToken(name) else {
+                // Not shown: a name that is not a token may be a whole "Name: value" line, credential included.
                 throw Self.unsendable(
-                    "the request has a field whose name is not a token (\(Self.shown(name)))",
+                    "the request has a field whose name is not a token (\(name.utf8.count) bytes)",
                     host: self.host
                 )
             }
@@ -236,6 +263,9 @@ final class HTTP2StreamCodec: ChannelDuplexHandler, RemovableChannelHandler {
             }
             let lowered = Self.asciiLowercased(name)
             if Self.isConnectionSpecific(lowered) || connectionTokens.contains(lowered) { continue }
+            guard lowered != "te" || Self.isTrailers(value) else {
+                throw Self.unsendable("the request's TE field is not \"trailers\"", host: self.host)
+            }
             headers.add(name: lowered, value: value, indexing: self.isSensitive(lowered) ? .neverIndexed : .indexable)
         }
     }
@@ -256,6 +286,18 @@ final class HTTP2StreamCodec: ChannelDuplexHandler, RemovableChannelHandler {
                     return false
                 }
             }
+    }
+
+    /// RFC 9113 section 8.2.2: the only TE an HTTP/2 request may carry is "trailers".
+    static func isTrailers(_ value: String) -> Bool {
+        let trimmed = Substring(value).trimmingASCIISpaces()
+        return trimmed.utf8.count == 8 && Self.asciiLowercased(String(trimmed)) == "trailers"
+    }
+
+    /// A pseudo-field's value (`:method`, `:path`, `:authority`) has no space, no control character and no DEL: as
+    /// NIOHTTP2 checks them, since `:path` becomes an HTTP/1.1 request line on a server that translates.
+    static func isPseudoFieldValue(_ value: String) -> Bool {
+        !value.utf8.contains { $0 <= 0x20 || $0 == 0x7F }
     }
 
     /// RFC 9113 section 8.2.1: a field value must not hold NUL, LF or CR.
@@ -351,20 +393,22 @@ final class HTTP2StreamCodec: ChannelDuplexHandler, RemovableChannelHandler {
                 self.refuse("the server sent 101 Switching Protocols, which HTTP/2 does not have", context: context)
                 return
             }
+            guard code >= 200 else {
+                // Informational: the final head is still to come, so it cannot end the stream. It goes no further:
+                // the exchange ignores it, and NIO's decompressor would take its Content-Encoding for the final
+                // response's (it forgets a coding only at a response's end, which an HTTP/2 1xx head lacks), so a
+                // body sent as it is would be inflated while the exchange counts it as not compressed.
+                guard !payload.endStream else {
+                    self.refuse("the server ended the HTTP/2 stream with an informational (1xx) head", context: context)
+                    return
+                }
+                return
+            }
             var head = HTTPResponseHead(
                 version: .http2,
                 status: HTTPResponseStatus(statusCode: code),
                 headers: Self.regularFields(of: payload.headers)
             )
-            guard code >= 200 else {
-                // Informational: the final head is still to come, so it cannot end the stream.
-                guard !payload.endStream else {
-                    self.refuse("the server ended the HTTP/2 stream with an informational (1xx) head", context: context)
-                    return
-                }
-                context.fireChannelRead(self.wrapInboundOut(.head(head)))
-                return
-            }
             if code != 204, code != 304, self.requestMethod != .HEAD, self.requestMethod != .CONNECT,
                 !payload.headers.contains(name: "content-length")
             {
