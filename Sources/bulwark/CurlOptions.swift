@@ -1,5 +1,6 @@
 import ArgumentParser
 import Bulwark
+import BulwarkPolicy
 import Foundation
 import NIOCore
 import NIOHTTP1
@@ -169,7 +170,7 @@ struct CurlOptions: ParsableArguments {
             throw ValidationError("-A/--user-agent: the value holds a control character")
         }
         if let method = self.method {
-            guard !method.isEmpty, method.utf8.allSatisfy(Self.isTokenByte) else {
+            guard HTTPToken.isToken(method) else {
                 throw ValidationError("-X/--request: \"\(method)\" is not a method name (letters, digits, ! # $ …)")
             }
         }
@@ -252,16 +253,5 @@ struct CurlOptions: ParsableArguments {
     /// refuse it after connecting, and a CR LF must never split a field.
     static func holdsControlCharacter(_ value: String) -> Bool {
         value.unicodeScalars.contains { ($0.value < 0x20 && $0 != "\t") || $0.value == 0x7F }
-    }
-
-    /// RFC 9110's tchar: the bytes a method or header field name may hold.
-    static func isTokenByte(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-            UInt8(ascii: "0")...UInt8(ascii: "9"):
-            return true
-        default:
-            return "!#$%&'*+-.^_`|~".utf8.contains(byte)
-        }
     }
 }

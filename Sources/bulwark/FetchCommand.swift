@@ -1,5 +1,6 @@
 import ArgumentParser
 import Bulwark
+import BulwarkPolicy
 import Foundation
 import NIOCore
 import NIOHTTP1
@@ -296,7 +297,7 @@ struct FetchCommand: AsyncParsableCommand {
             }
             let name = String(header[..<colon]).trimmingCharacters(in: .whitespaces)
             let value = String(header[header.index(after: colon)...]).trimmingCharacters(in: .whitespaces)
-            guard !name.isEmpty, name.utf8.allSatisfy(CurlOptions.isTokenByte) else {
+            guard HTTPToken.isToken(name) else {
                 throw ValidationError("-H: \"\(terminalSafe(name))\" is not a header field name")
             }
             guard !CurlOptions.holdsControlCharacter(value) else {

@@ -129,7 +129,7 @@ struct RedirectCheckCommand: ParsableCommand {
         }
         guard (100...599).contains(options.status) else { throw Self.fail("--status takes a status from 100 to 599") }
         guard options.hop >= 1 else { throw Self.fail("--hop takes 1 or more") }
-        guard !options.method.isEmpty, options.method.unicodeScalars.allSatisfy(Self.isTokenCharacter) else {
+        guard HTTPToken.isToken(options.method) else {
             throw Self.fail("--method takes an HTTP method token, got \"\(options.method)\"")
         }
         var headers: [HeaderField] = []
@@ -138,7 +138,7 @@ struct RedirectCheckCommand: ParsableCommand {
                 throw Self.fail("--header takes \"Name: value\", got \"\(header)\"")
             }
             let name = String(header[..<colon]).trimmingCharacters(in: .whitespaces)
-            guard !name.isEmpty, name.unicodeScalars.allSatisfy(Self.isTokenCharacter) else {
+            guard HTTPToken.isToken(name) else {
                 throw Self.fail("--header takes \"Name: value\", got \"\(header)\"")
             }
             let value = String(header[header.index(after: colon)...]).trimmingCharacters(in: .whitespaces)
@@ -180,15 +180,5 @@ struct RedirectCheckCommand: ParsableCommand {
     private static func fail(_ message: String) -> ExitCode {
         printError("bulwark redirect-check: \(message)")
         return ExitCode(Self.badArguments)
-    }
-
-    /// RFC 9110 `tchar`.
-    private static func isTokenCharacter(_ scalar: Unicode.Scalar) -> Bool {
-        switch scalar {
-        case "a"..."z", "A"..."Z", "0"..."9", "!", "#", "$", "%", "&", "'", "*", "+", "-", ".", "^", "_", "`", "|", "~":
-            return true
-        default:
-            return false
-        }
     }
 }

@@ -1,3 +1,4 @@
+import BulwarkPolicy
 import NIOCore
 import NIOHPACK
 import NIOHTTP1
@@ -247,7 +248,7 @@ final class HTTP2StreamCodec: ChannelDuplexHandler, RemovableChannelHandler {
         let connectionTokens = Self.connectionTokens(fields)
         for (name, value) in fields {
             if skippingHost, Self.isHost(name) { continue }
-            guard Self.isToken(name) else {
+            guard HTTPToken.isToken(name) else {
                 // Not shown: a name that is not a token may be a whole "Name: value" line, credential included.
                 throw Self.unsendable(
                     "the request has a field whose name is not a token (\(name.utf8.count) bytes)",
@@ -270,28 +271,10 @@ final class HTTP2StreamCodec: ChannelDuplexHandler, RemovableChannelHandler {
         }
     }
 
-    /// RFC 9110 section 5.1: a field name is a token, one or more of `tchar` (so never a pseudo-field's `:`).
-    static func isToken(_ name: String) -> Bool {
-        !name.utf8.isEmpty
-            && name.utf8.allSatisfy { byte in
-                switch byte {
-                case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-                    UInt8(ascii: "0")...UInt8(ascii: "9"):
-                    return true
-                case UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"), UInt8(ascii: "%"), UInt8(ascii: "&"),
-                    UInt8(ascii: "'"), UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."),
-                    UInt8(ascii: "^"), UInt8(ascii: "_"), UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "~"):
-                    return true
-                default:
-                    return false
-                }
-            }
-    }
-
     /// RFC 9113 section 8.2.2: the only TE an HTTP/2 request may carry is "trailers".
     static func isTrailers(_ value: String) -> Bool {
-        let trimmed = Substring(value).trimmingASCIISpaces()
-        return trimmed.utf8.count == 8 && Self.asciiLowercased(String(trimmed)) == "trailers"
+        let trimmed = value.trimmingASCIISpaces()
+        return trimmed.utf8.count == 8 && Self.asciiLowercased(trimmed) == "trailers"
     }
 
     /// A pseudo-field's value (`:method`, `:path`, `:authority`) has no space, no control character and no DEL: as
@@ -316,8 +299,8 @@ final class HTTP2StreamCodec: ChannelDuplexHandler, RemovableChannelHandler {
         var tokens: [String] = []
         for (name, value) in fields where name.utf8.count == 10 && Self.asciiLowercased(name) == "connection" {
             for token in value.split(separator: ",") {
-                let trimmed = token.trimmingASCIISpaces()
-                if !trimmed.isEmpty { tokens.append(Self.asciiLowercased(String(trimmed))) }
+                let trimmed = String(token).trimmingASCIISpaces()
+                if !trimmed.isEmpty { tokens.append(Self.asciiLowercased(trimmed)) }
             }
         }
         return tokens
@@ -376,14 +359,17 @@ final class HTTP2StreamCodec: ChannelDuplexHandler, RemovableChannelHandler {
     private func received(_ payload: HTTP2Frame.FramePayload.Headers, context: ChannelHandlerContext) {
         switch self.response {
         case .awaitingHead:
-            if let status = Self.invalidStatus(in: payload.headers) {
+            let code: Int
+            switch Self.status(in: payload.headers) {
+            case .invalid(let status):
                 let shown = String(status.unicodeScalars.prefix(16)).debugDescription
                 self.refuse("the server sent an HTTP/2 status that is not three digits (\(shown))", context: context)
                 return
-            }
-            guard let code = Self.statusCode(in: payload.headers) else {
+            case .missing:
                 self.refuse("the server sent an HTTP/2 response without a status", context: context)
                 return
+            case .valid(let value):
+                code = value
             }
             guard code >= 100 else {
                 self.refuse("the server sent the HTTP/2 status \(code), below 100", context: context)
@@ -449,40 +435,37 @@ final class HTTP2StreamCodec: ChannelDuplexHandler, RemovableChannelHandler {
         return fields
     }
 
-    /// The value of the only `:status` of `headers`, when it is three digits (see ``invalidStatus(in:)``).
-    static func statusCode(in headers: HPACKHeaders) -> Int? {
-        for (name, value, _) in headers where name == ":status" {
-            guard Self.isThreeDigits(value) else { return nil }
-            return value.utf8.reduce(0) { $0 * 10 + Int($1 - UInt8(ascii: "0")) }
-        }
-        return nil
+    /// What a header block's `:status` fields say, read in one pass (this runs on every response, and makes no
+    /// array or string for a head that passes).
+    enum StatusField: Equatable {
+        /// One `:status`, three digits: its value.
+        case valid(Int)
+        /// The first `:status` value, when it is not three digits or more than one `:status` came.
+        case invalid(String)
+        /// No `:status` (trailers have none).
+        case missing
     }
 
-    /// The first `:status` value of `headers` when they are refused (a value that is not three digits, or more than
-    /// one `:status`); nil when they pass (one three-digit status, or none). No array or string is made for a head
-    /// that passes: this runs on every response.
-    static func invalidStatus(in headers: HPACKHeaders) -> String? {
+    static func status(in headers: HPACKHeaders) -> StatusField {
         var first: String?
         for (name, value, _) in headers where name == ":status" {
-            guard first == nil else { return first }
-            guard Self.isThreeDigits(value) else { return value }
+            if let first { return .invalid(first) }
+            guard Self.isThreeDigits(value) else { return .invalid(value) }
             first = value
         }
+        guard let first else { return .missing }
+        return .valid(first.utf8.reduce(0) { $0 * 10 + Int($1 - UInt8(ascii: "0")) })
+    }
+
+    /// The first `:status` value of `headers` when they are refused (see ``StatusField/invalid(_:)``); nil when they
+    /// pass (one three-digit status, or none).
+    static func invalidStatus(in headers: HPACKHeaders) -> String? {
+        if case .invalid(let value) = Self.status(in: headers) { return value }
         return nil
     }
 
     static func isThreeDigits(_ text: String) -> Bool {
         let bytes = text.utf8
         return bytes.count == 3 && bytes.allSatisfy { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }
-    }
-}
-
-extension Substring {
-    /// Without the spaces and tabs at either end (RFC 9110's optional whitespace).
-    fileprivate func trimmingASCIISpaces() -> Substring {
-        let isSpace = { (character: Character) in character == " " || character == "\t" }
-        guard let start = self.firstIndex(where: { !isSpace($0) }) else { return self[self.endIndex...] }
-        let end = self.lastIndex(where: { !isSpace($0) })!
-        return self[start...end]
     }
 }

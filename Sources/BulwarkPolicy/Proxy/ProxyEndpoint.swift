@@ -194,7 +194,7 @@ public struct ProxyURLError: Error, Hashable, Sendable, CustomStringConvertible 
 
 extension String {
     /// The string without leading and trailing ASCII spaces and tabs.
-    func trimmingASCIISpaces() -> String {
+    package func trimmingASCIISpaces() -> String {
         let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" }
         guard let first = self.firstIndex(where: { !isSpace($0) }), let last = self.lastIndex(where: { !isSpace($0) })
         else { return "" }

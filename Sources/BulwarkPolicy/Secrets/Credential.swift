@@ -102,7 +102,7 @@ public struct Credential: Sendable, CustomStringConvertible, CustomDebugStringCo
     )
         throws(CredentialError) -> Credential
     {
-        guard !name.isEmpty, name.utf8.allSatisfy(Self.isTokenCharacter) else {
+        guard HTTPToken.isToken(name) else {
             throw CredentialError(.invalidHeaderName, headerName: Self.printable(name))
         }
         guard !Self.reservedHeaderNames.contains(name.lowercased()) else {
@@ -129,7 +129,7 @@ public struct Credential: Sendable, CustomStringConvertible, CustomDebugStringCo
     )
         throws(CredentialError) -> Credential
     {
-        guard !name.isEmpty, name.utf8.allSatisfy(Self.isTokenCharacter) else {
+        guard HTTPToken.isToken(name) else {
             throw CredentialError(.invalidCookieName, headerName: "Cookie")
         }
         let valid = value.withUnsafeBytes { $0.allSatisfy(Self.isCookieOctet) }
@@ -235,17 +235,6 @@ public struct Credential: Sendable, CustomStringConvertible, CustomDebugStringCo
         byte < 0x20 || byte == 0x7F
     }
 
-    /// `tchar` of RFC 9110.
-    private static func isTokenCharacter(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-            UInt8(ascii: "0")...UInt8(ascii: "9"):
-            return true
-        default:
-            return "!#$%&'*+-.^_`|~".utf8.contains(byte)
-        }
-    }
-
     /// `cookie-octet` of RFC 6265: visible ASCII but `"`, `,`, `;` and `\`.
     private static func isCookieOctet(_ byte: UInt8) -> Bool {
         Self.isVisible(byte) && byte != 0x22 && byte != 0x2C && byte != 0x3B && byte != 0x5C
@@ -253,7 +242,7 @@ public struct Credential: Sendable, CustomStringConvertible, CustomDebugStringCo
 
     /// A header name for an error message: non-token characters replaced by `?`.
     private static func printable(_ name: String) -> String {
-        String(decoding: name.utf8.map { Self.isTokenCharacter($0) ? $0 : UInt8(ascii: "?") }, as: UTF8.self)
+        String(decoding: name.utf8.map { HTTPToken.isTokenByte($0) ? $0 : UInt8(ascii: "?") }, as: UTF8.self)
     }
 
     // MARK: - Header values

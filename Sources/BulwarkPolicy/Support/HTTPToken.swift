@@ -1,0 +1,23 @@
+/// RFC 9110's `token` (section 5.6.2): what an HTTP method or a field name is made of. One definition for the
+/// package: credential header names, the HTTP/2 codec's request fields, the command line's methods and headers.
+package enum HTTPToken {
+    /// Whether `byte` is a `tchar`: a letter, a digit or one of ``!#$%&'*+-.^_`|~``.
+    package static func isTokenByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+            UInt8(ascii: "0")...UInt8(ascii: "9"):
+            return true
+        case UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"), UInt8(ascii: "%"), UInt8(ascii: "&"),
+            UInt8(ascii: "'"), UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."),
+            UInt8(ascii: "^"), UInt8(ascii: "_"), UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "~"):
+            return true
+        default:
+            return false
+        }
+    }
+
+    /// Whether `text` is a token: one `tchar` or more (so ASCII, and never empty).
+    package static func isToken(_ text: some StringProtocol) -> Bool {
+        !text.utf8.isEmpty && text.utf8.allSatisfy(Self.isTokenByte)
+    }
+}
