@@ -117,6 +117,35 @@ enum ExternalPeers {
         return result == 0
     }
 
+    /// Sends `request` to 127.0.0.1:`port` over a new connection and reads until the server closes it (at most
+    /// `timeout` seconds per read); the bytes read, or nil when no connection could be made.
+    @discardableResult
+    static func exchange(port: Int, request: String, timeout: Int = 5) -> [UInt8]? {
+        let fd = socket(AF_INET, streamSocketType, 0)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var limit = timeval(tv_sec: timeout, tv_usec: 0)
+        _ = setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
+        var address = loopbackAddress(port: port)
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard connected == 0 else { return nil }
+        let bytes = Array(request.utf8)
+        let sent = bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, 0) }
+        guard sent == bytes.count else { return nil }
+        var answer: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            guard count > 0 else { break }
+            answer += buffer[..<count]
+        }
+        return answer
+    }
+
     #if os(Linux)
     private static let streamSocketType = Int32(SOCK_STREAM.rawValue)
     #else

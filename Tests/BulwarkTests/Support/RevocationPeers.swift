@@ -281,14 +281,25 @@ final class PlainHTTPServer: Sendable {
         try Data(bytes).write(to: self.directory.appending(path: "html/\(name)"))
     }
 
-    /// The request lines nginx logged so far.
+    /// The request lines nginx logged for every request it answered before this call. nginx writes a request's line
+    /// after the answer's last byte is sent, so a client can hold the answer before the line exists (a CI run once
+    /// read an empty log after a fetch); the one worker handles its events in turn, so once a request of our own over
+    /// a new connection is answered, every earlier one has been logged. Those barrier requests are left out.
     func requests() -> [String] {
+        ExternalPeers.exchange(port: self.port, request: "GET \(Self.barrierPath) HTTP/1.0\r\n\r\n")
+        return self.loggedRequests().filter { !$0.hasPrefix("GET \(Self.barrierPath) ") }
+    }
+
+    /// The request lines in the access log as it is now, without waiting.
+    func loggedRequests() -> [String] {
         let text = (try? String(contentsOf: self.directory.appending(path: "access.log"), encoding: .utf8)) ?? ""
         return text.split(separator: "\n").compactMap { line in
             let parts = line.split(separator: "\"")
             return parts.count > 1 ? String(parts[1]) : nil
         }
     }
+
+    private static let barrierPath = "/.bulwark-log-barrier"
 
     func stop() {
         self.peer.stop()
