@@ -78,15 +78,21 @@ struct HTTP2ResponseStatusTests {
     }
 
     @Test func theStatusCheckReadsOnlyStatusFields() {
+        func read(_ fields: [(String, String)], isTrailers: Bool = false) -> HTTP2StreamCodec.ReceivedBlock {
+            HTTP2StreamCodec.read(HPACKHeaders(fields), isTrailers: isTrailers)
+        }
         #expect(
-            HTTP2StreamCodec.invalidStatus(in: HPACKHeaders([(":status", "204"), ("x-status", "abc")]))
-                == nil
+            read([(":status", "204"), ("x-status", "abc")])
+                == .fields(status: 204, HTTPHeaders([("x-status", "abc")]), declaresLength: false)
         )
-        #expect(HTTP2StreamCodec.invalidStatus(in: HPACKHeaders([("content-length", "0")])) == nil)
-        #expect(HTTP2StreamCodec.invalidStatus(in: HPACKHeaders([(":status", "2x4")])) == "2x4")
         #expect(
-            HTTP2StreamCodec.invalidStatus(in: HPACKHeaders([(":status", "200"), (":status", "404")]))
-                == "200"
+            read([("content-length", "0")], isTrailers: true)
+                == .fields(status: nil, HTTPHeaders([("content-length", "0")]), declaresLength: true)
         )
+        #expect(
+            read([(":status", "2x4")])
+                == .refused("the server sent an HTTP/2 status that is not three digits (\"2x4\")")
+        )
+        #expect(read([(":status", "200"), (":status", "404")]) == .refused("the server sent two HTTP/2 statuses"))
     }
 }

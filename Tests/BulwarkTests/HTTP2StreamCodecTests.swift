@@ -458,6 +458,22 @@ struct HTTP2StreamCodecHardeningTests {
         #expect(!String(reflecting: error).contains("s3cret"))
     }
 
+    /// An empty target would go out as an empty `:path`, which RFC 9113 section 8.3.1 forbids (NIOHTTP2 refused it
+    /// while its checks of sent blocks were on; the codec is now the only check).
+    @Test func anEmptyTargetIsRefusedBeforeAnyFrame() throws {
+        var head = Codec.head([("host", "example.com")])
+        head.uri = ""
+        let error = try Self.refusal(of: head)
+        #expect(error?.code == .invalidResponse)
+    }
+
+    /// A CONNECT spelled as a raw method (as `BulwarkRequest(method:)` accepts one) is a CONNECT too (helper-23 asked;
+    /// NIOHTTP1's methods compare by their names, so it already was).
+    @Test func aRawConnectIsRefusedBeforeAnyFrame() throws {
+        let error = try Self.refusal(of: Codec.head(.RAW(value: "CONNECT"), [("host", "example.com")]))
+        #expect(error?.code == .invalidResponse)
+    }
+
     /// A field name that is not a token is not shown either: a caller who glued "Authorization: Bearer …" into a name
     /// would see the secret in the error.
     @Test func aNameThatIsNotATokenIsNotShown() throws {

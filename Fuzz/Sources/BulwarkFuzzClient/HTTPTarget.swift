@@ -177,9 +177,8 @@ final class Harness {
         }
         guard let http2 else { return }
         let outcome = self.outcome
-        http2.openStream(sensitiveHeaderNames: ["authorization"]).whenComplete { result in
-            outcome.stream = result
-        }
+        http2.openStream(sensitiveHeaderNames: ["authorization"]) { stream, handler in (stream, handler) }
+            .whenComplete { result in outcome.stream = result }
         self.settle()
         guard case .success((let stream, let handler)) = self.outcome.stream else { return }
         // As BulwarkClient: the stream closes when its exchange ends.

@@ -15,10 +15,10 @@ import NIOHTTP2
 ///   something to one HTTP/1.1 connection (`Connection` and the fields it names, `Keep-Alive`, `Proxy-Connection`,
 ///   `Transfer-Encoding`, `Upgrade`; RFC 9113 section 8.2.2), names lower-cased byte by byte.
 /// - A head HTTP/2 cannot carry is refused before any frame, with `invalid_response` and a detail that shows no
-///   field value (NIOHTTP2 refused such heads later, with the values in its error): no Host or two, a CONNECT, a
-///   method, target or Host with a space or control character, a field name that is not a token (RFC 9110; so
-///   ASCII, and never a `:` pseudo-field), a value with NUL, CR or LF, a TE other than "trailers"; and a body or
-///   end written before the head.
+///   field value (NIOHTTP2 refused such heads later, with the values in its error): no Host or two, a CONNECT, an
+///   empty target, a method, target or Host with a space or control character, a field name that is not a token
+///   (RFC 9110; so ASCII, and never a `:` pseudo-field), a value with NUL, CR or LF, a TE other than "trailers"
+///   (which goes out spelled so, whatever its case and spaces); and a body or end written before the head.
 /// - Credential fields go out never indexed (RFC 7541 section 7.1.3): the codec makes every field indexable, so an
 ///   `Authorization` or `Cookie` value would enter the connection's HPACK dynamic table on both ends, where later
 ///   requests compress against it (the CRIME family of attacks guesses secrets from compressed sizes), and an
@@ -30,6 +30,13 @@ import NIOHTTP2
 ///   value to `UInt`, so a `:status` of `-10` trapped the process (found by the `http` fuzz target, issue 23).
 ///   Anything else ends the exchange with `invalid_response`, as a header block after the trailers or body bytes
 ///   before the head do (NIOHTTP2's stream state machine refuses both first; the codec would have trapped).
+/// - A received header block is checked here alone (NIOHTTP2's checks of header blocks are off for Bulwark's
+///   connections, since the codec checks what it sends and reads every received block anyway, in one pass): one
+///   `:status` first and no other pseudo-field (none in trailers), names that are lower-case tokens, no
+///   connection-specific field, no NUL, CR or LF in a value (RFC 9113 sections 8.2 and 8.3); anything else is
+///   `invalid_response`, with no field value in its text but a bad status's first 16 characters, and no name but
+///   one of the five connection-specific ones (NIOHTTP2 reset the stream, and the exchange read that as the server
+///   ending it).
 /// - Informational heads (1xx) go no further (the exchange ignores them, and their `Content-Encoding` would switch
 ///   NIO's decompressor on for the final response); 101, a status below 100, a 1xx that ends the stream and trailers
 ///   that do not are `invalid_response`. A final response whose length is not given gets
@@ -217,6 +224,9 @@ final class HTTP2StreamCodec: ChannelDuplexHandler, RemovableChannelHandler {
         guard head.method != .CONNECT else {
             throw Self.unsendable("the request's method is CONNECT", host: self.host)
         }
+        guard !head.uri.isEmpty else {
+            throw Self.unsendable("the request's target is empty", host: self.host)
+        }
         guard Self.isPseudoFieldValue(head.method.rawValue), Self.isPseudoFieldValue(head.uri) else {
             throw Self.unsendable("the request's method or target has a space or a control character", host: self.host)
         }
@@ -264,8 +274,13 @@ final class HTTP2StreamCodec: ChannelDuplexHandler, RemovableChannelHandler {
             }
             let lowered = Self.asciiLowercased(name)
             if Self.isConnectionSpecific(lowered) || connectionTokens.contains(lowered) { continue }
-            guard lowered != "te" || Self.isTrailers(value) else {
-                throw Self.unsendable("the request's TE field is not \"trailers\"", host: self.host)
+            if lowered == "te" {
+                guard Self.isTrailers(value) else {
+                    throw Self.unsendable("the request's TE field is not \"trailers\"", host: self.host)
+                }
+                // As RFC 9113 section 8.2.2 spells it: servers (NIOHTTP2's, Go's) take no other spelling.
+                headers.add(name: lowered, value: "trailers")
+                continue
             }
             headers.add(name: lowered, value: value, indexing: self.isSensitive(lowered) ? .neverIndexed : .indexable)
         }
@@ -360,16 +375,17 @@ final class HTTP2StreamCodec: ChannelDuplexHandler, RemovableChannelHandler {
         switch self.response {
         case .awaitingHead:
             let code: Int
-            switch Self.status(in: payload.headers) {
-            case .invalid(let status):
-                let shown = String(status.unicodeScalars.prefix(16)).debugDescription
-                self.refuse("the server sent an HTTP/2 status that is not three digits (\(shown))", context: context)
+            let fields: HTTPHeaders
+            let declaresLength: Bool
+            switch Self.read(payload.headers, isTrailers: false) {
+            case .refused(let detail):
+                self.refuse(detail, context: context)
                 return
-            case .missing:
+            case .fields(.none, _, _):
                 self.refuse("the server sent an HTTP/2 response without a status", context: context)
                 return
-            case .valid(let value):
-                code = value
+            case .fields(.some(let status), let regular, let declared):
+                (code, fields, declaresLength) = (status, regular, declared)
             }
             guard code >= 100 else {
                 self.refuse("the server sent the HTTP/2 status \(code), below 100", context: context)
@@ -390,14 +406,8 @@ final class HTTP2StreamCodec: ChannelDuplexHandler, RemovableChannelHandler {
                 }
                 return
             }
-            var head = HTTPResponseHead(
-                version: .http2,
-                status: HTTPResponseStatus(statusCode: code),
-                headers: Self.regularFields(of: payload.headers)
-            )
-            if code != 204, code != 304, self.requestMethod != .HEAD, self.requestMethod != .CONNECT,
-                !payload.headers.contains(name: "content-length")
-            {
+            var head = HTTPResponseHead(version: .http2, status: HTTPResponseStatus(statusCode: code), headers: fields)
+            if code != 204, code != 304, self.requestMethod != .HEAD, self.requestMethod != .CONNECT, !declaresLength {
                 if payload.endStream {
                     head.headers.add(name: "content-length", value: "0")
                 } else {
@@ -412,8 +422,13 @@ final class HTTP2StreamCodec: ChannelDuplexHandler, RemovableChannelHandler {
                 self.refuse("the server sent trailers that do not end the HTTP/2 stream", context: context)
                 return
             }
-            self.response = .ended
-            context.fireChannelRead(self.wrapInboundOut(.end(Self.regularFields(of: payload.headers))))
+            switch Self.read(payload.headers, isTrailers: true) {
+            case .refused(let detail):
+                self.refuse(detail, context: context)
+            case .fields(_, let trailers, _):
+                self.response = .ended
+                context.fireChannelRead(self.wrapInboundOut(.end(trailers)))
+            }
         case .ended:
             self.refuse("the server sent a header block after the response's end", context: context)
         }
@@ -425,43 +440,68 @@ final class HTTP2StreamCodec: ChannelDuplexHandler, RemovableChannelHandler {
         context.close(promise: nil)
     }
 
-    /// The fields of a header block that are not pseudo-fields, as HTTP/1 fields.
-    static func regularFields(of headers: HPACKHeaders) -> HTTPHeaders {
+    /// A received header block, read in one pass.
+    enum ReceivedBlock: Equatable {
+        /// The block as HTTP/2 allows it: its `:status` (nil when it has none, as trailers), its other fields, and
+        /// whether one of them is `content-length`.
+        case fields(status: Int?, HTTPHeaders, declaresLength: Bool)
+        /// Why it is refused; the detail shows no field name or value but a status's first 16 characters.
+        case refused(String)
+    }
+
+    /// Reads a response's header block (or, `isTrailers`, its trailers) as RFC 9113 allows it, in one pass that makes
+    /// no string for a block that passes. NIOHTTP2 checks no received block for Bulwark (its checks are off, see
+    /// `Connector.http2ConnectionConfiguration`): a block ran them and then this codec's own walks, three passes
+    /// where one does. Refused: a pseudo-field other than one `:status` of three digits, or after a regular field, or
+    /// in trailers (section 8.3); a name that is not a lower-case token (sections 8.2 and 8.2.1; so never empty); a
+    /// connection-specific field (section 8.2.2); a value with NUL, CR or LF (section 8.2.1).
+    static func read(_ block: HPACKHeaders, isTrailers: Bool) -> ReceivedBlock {
+        var status: Int?
+        var declaresLength = false
         var fields = HTTPHeaders()
-        fields.reserveCapacity(headers.count)
-        for (name, value, _) in headers where name.utf8.first != UInt8(ascii: ":") {
+        fields.reserveCapacity(block.count)
+        for (name, value, _) in block {
+            if name.utf8.first == UInt8(ascii: ":") {
+                guard !isTrailers else { return .refused("the server sent a pseudo-field in HTTP/2 trailers") }
+                guard fields.isEmpty else {
+                    return .refused("the server sent an HTTP/2 pseudo-field after a regular field")
+                }
+                guard name == ":status" else {
+                    return .refused("the server sent an HTTP/2 pseudo-field a response cannot have")
+                }
+                guard status == nil else { return .refused("the server sent two HTTP/2 statuses") }
+                guard Self.isThreeDigits(value) else {
+                    let shown = String(value.unicodeScalars.prefix(16)).debugDescription
+                    return .refused("the server sent an HTTP/2 status that is not three digits (\(shown))")
+                }
+                status = value.utf8.reduce(0) { $0 * 10 + Int($1 - UInt8(ascii: "0")) }
+                continue
+            }
+            guard Self.isLowerCaseToken(name) else {
+                // Not shown: a malformed name may be a whole "Set-Cookie: …" line.
+                return .refused("the server sent an HTTP/2 field whose name is not a lower-case token")
+            }
+            guard !Self.isConnectionSpecific(name) else {
+                return .refused("the server sent the connection-specific field \"\(name)\", which HTTP/2 forbids")
+            }
+            guard Self.isSendableValue(value) else {
+                return .refused("the server sent an HTTP/2 field value with NUL, CR or LF")
+            }
+            if name.utf8.count == 14, name == "content-length" { declaresLength = true }
             fields.add(name: name, value: value)
         }
-        return fields
+        return .fields(status: status, fields, declaresLength: declaresLength)
     }
 
-    /// What a header block's `:status` fields say, read in one pass (this runs on every response, and makes no
-    /// array or string for a head that passes).
-    enum StatusField: Equatable {
-        /// One `:status`, three digits: its value.
-        case valid(Int)
-        /// The first `:status` value, when it is not three digits or more than one `:status` came.
-        case invalid(String)
-        /// No `:status` (trailers have none).
-        case missing
-    }
-
-    static func status(in headers: HPACKHeaders) -> StatusField {
-        var first: String?
-        for (name, value, _) in headers where name == ":status" {
-            if let first { return .invalid(first) }
-            guard Self.isThreeDigits(value) else { return .invalid(value) }
-            first = value
+    /// Whether `name` is a token (RFC 9110) without upper-case letters, as HTTP/2 field names are (RFC 9113 8.2.1).
+    static func isLowerCaseToken(_ name: String) -> Bool {
+        var name = name
+        return name.withUTF8 { bytes in
+            !bytes.isEmpty
+                && bytes.allSatisfy {
+                    HTTPToken.isTokenByte($0) && !($0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z"))
+                }
         }
-        guard let first else { return .missing }
-        return .valid(first.utf8.reduce(0) { $0 * 10 + Int($1 - UInt8(ascii: "0")) })
-    }
-
-    /// The first `:status` value of `headers` when they are refused (see ``StatusField/invalid(_:)``); nil when they
-    /// pass (one three-digit status, or none).
-    static func invalidStatus(in headers: HPACKHeaders) -> String? {
-        if case .invalid(let value) = Self.status(in: headers) { return value }
-        return nil
     }
 
     static func isThreeDigits(_ text: String) -> Bool {

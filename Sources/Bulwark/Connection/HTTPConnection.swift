@@ -102,20 +102,29 @@ final class HTTP2Connection: Sendable {
     }
 
     /// Opens a stream ready for one exchange, whose headers in `sensitiveHeaderNames` (lower-case) are sent never
-    /// indexed (see ``HTTP2StreamCodec``). Call on the connection's event loop; the future completes there,
-    /// failed only with a ``BulwarkError``. The lease the request holds (``leaseTaken()``) ends when the stream
-    /// closes, or at once if it cannot be opened.
-    func openStream(
-        sensitiveHeaderNames: Set<String>
-    ) -> EventLoopFuture<(any Channel, NIOLoopBound<HTTPExchangeHandler>)> {
+    /// indexed (see ``HTTP2StreamCodec``), and hands it to `start`, whose value the future completes with. Call on the
+    /// connection's event loop; `start` runs there, and the future completes there, failed only with a
+    /// ``BulwarkError``. The lease the request holds (``leaseTaken()``) ends when the stream closes, or at once if it
+    /// cannot be opened.
+    func openStream<Started: Sendable>(
+        sensitiveHeaderNames: Set<String>,
+        start: @escaping @Sendable (any Channel, NIOLoopBound<HTTPExchangeHandler>) -> Started
+    ) -> EventLoopFuture<Started> {
         // Two promises per stream: the stream's, completed by NIOHTTP2 once the stream is active (or failed), and the
-        // one returned. The closures capture little (the connection, the promises): each captured value is retained
-        // and released once per request.
+        // one returned, completed with what `start` made (no `map` of it: one future and callback fewer per request).
+        // The closures capture little (the connection, the promises): each captured value is retained and released
+        // once per request.
         let eventLoop = self.channel.eventLoop
-        let opened = eventLoop.makePromise(of: (any Channel, NIOLoopBound<HTTPExchangeHandler>).self)
+        let opened = eventLoop.makePromise(of: Started.self)
         let streamPromise = eventLoop.makePromise(of: (any Channel).self)
         self.multiplexer.value.createStreamChannel(promise: streamPromise) { stream in
-            self.configure(stream, sensitiveHeaderNames: sensitiveHeaderNames, active: streamPromise, opened: opened)
+            self.configure(
+                stream,
+                sensitiveHeaderNames: sensitiveHeaderNames,
+                active: streamPromise,
+                opened: opened,
+                start: start
+            )
         }
         streamPromise.futureResult.whenFailure { error in
             self.leaseEnded()
@@ -125,12 +134,13 @@ final class HTTP2Connection: Sendable {
     }
 
     /// Adds the stream's handlers; once the stream is active (`active` succeeded), ends the lease when it closes and
-    /// succeeds `opened`.
-    private func configure(
+    /// succeeds `opened` with what `start` makes of it.
+    private func configure<Started: Sendable>(
         _ stream: any Channel,
         sensitiveHeaderNames: Set<String>,
         active: EventLoopPromise<any Channel>,
-        opened: EventLoopPromise<(any Channel, NIOLoopBound<HTTPExchangeHandler>)>
+        opened: EventLoopPromise<Started>,
+        start: @escaping @Sendable (any Channel, NIOLoopBound<HTTPExchangeHandler>) -> Started
     ) -> EventLoopFuture<Void> {
         let handler: NIOLoopBound<HTTPExchangeHandler>
         do {
@@ -149,7 +159,7 @@ final class HTTP2Connection: Sendable {
         }
         active.futureResult.whenSuccess { stream in
             stream.closeFuture.whenComplete { _ in self.leaseEnded() }
-            opened.succeed((stream, handler))
+            opened.succeed(start(stream, handler))
         }
         return stream.eventLoop.makeSucceededVoidFuture()
     }

@@ -1,3 +1,4 @@
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import NIOHTTP2
@@ -40,18 +41,28 @@ final class Exchange {
     let requestKeepAlive: Bool
     /// Called once on the event loop when the exchange ends: `true` when the connection can serve another request.
     let onComplete: (Bool) -> Void
+    /// An HTTP/2 connection's record of the server refusing the client certificate: the error a head fails with
+    /// once it is there (the stream itself only saw its connection close).
+    let rejection: NIOLockedValueBox<BulwarkError?>?
     var deadlineTask: Scheduled<Void>?
 
     init(
         host: String,
         headPromise: EventLoopPromise<(HTTPResponseHead, ResponseBodyContent)>,
         requestKeepAlive: Bool,
+        rejection: NIOLockedValueBox<BulwarkError?>? = nil,
         onComplete: @escaping (Bool) -> Void
     ) {
         self.host = host
         self.headPromise = headPromise
         self.requestKeepAlive = requestKeepAlive
+        self.rejection = rejection
         self.onComplete = onComplete
+    }
+
+    /// Fails the head with `error`, or with the connection's client-certificate rejection when there is one.
+    func failHead(_ error: any Error) {
+        self.headPromise.fail(self.rejection?.withLockedValue { $0 } ?? error)
     }
 }
 
@@ -133,7 +144,7 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
         guard let context else {
             var error = BulwarkError(.remoteConnectionClosed, host: self.host, detail: "connection not ready")
             if case .closed(let closedError) = self.machine.state { error = closedError }
-            exchange.headPromise.fail(error)
+            exchange.failHead(error)
             exchange.onComplete(false)
             return false
         }
@@ -144,7 +155,7 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
             now: context.eventLoop.now
         ) {
         case .refuse(let error):
-            exchange.headPromise.fail(error)
+            exchange.failHead(error)
             exchange.onComplete(false)
             return false
         case .write:
@@ -297,7 +308,7 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
         bodyWriter?.fail(error)
         switch action {
         case .failHead(let error):
-            exchange?.headPromise.fail(error)
+            exchange?.failHead(error)
             exchange?.onComplete(false)
         case .failBody(let error):
             source?.finish(error)

@@ -119,7 +119,9 @@ extension RequestExecutor {
     /// Starts the exchange on a connection's or a stream's handler, with what to do when it completes (whether the
     /// connection can be reused); returns the response head's future.
     private typealias BeginExchange =
-        @Sendable (NIOLoopBound<HTTPExchangeHandler>, @escaping (Bool) -> Void) -> EventLoopFuture<
+        @Sendable (
+            NIOLoopBound<HTTPExchangeHandler>, NIOLockedValueBox<BulwarkError?>?, @escaping (Bool) -> Void
+        ) -> EventLoopFuture<
             (HTTPResponseHead, ResponseBodyContent)
         >
 
@@ -261,12 +263,13 @@ extension RequestExecutor {
                 // On the connection's event loop, where its TLS handler may be asked.
                 hop.connected(tlsVersion: Self.tlsVersion(of: lease.connection.channel))
             }
-            let begin: BeginExchange = { handler, onComplete in
+            let begin: BeginExchange = { handler, rejection, onComplete in
                 let promise = handler.eventLoop.makePromise(of: (HTTPResponseHead, ResponseBodyContent).self)
                 let exchange = Exchange(
                     host: host,
                     headPromise: promise,
                     requestKeepAlive: head.isKeepAlive,
+                    rejection: rejection,
                     onComplete: onComplete
                 )
                 if handler.value.start(
@@ -283,15 +286,15 @@ extension RequestExecutor {
             }
             switch lease.connection {
             case .http1(let connection):
-                let response = begin(connection.handler) { reusable in
+                let response = begin(connection.handler, nil) { reusable in
                     registration.end()
                     pool.release(connection, key: key, reusable: reusable)
                 }
                 let started = Started(lease: lease, handler: connection.handler, head: response, version: "http/1.1")
                 return connection.channel.eventLoop.makeSucceededFuture(started)
             case .http2(let connection):
-                return connection.openStream(sensitiveHeaderNames: sensitiveHeaderNames).map { stream, handler in
-                    let response = begin(handler) { _ in
+                return connection.openStream(sensitiveHeaderNames: sensitiveHeaderNames) { stream, handler in
+                    let response = begin(handler, connection.clientCertificateRejection) { _ in
                         registration.end()
                         // A stream whose request and response both ended is closed by NIO once the frame that
                         // ended it has been handled: closing it here, before that, sends a RST_STREAM, and NIO's
@@ -305,7 +308,6 @@ extension RequestExecutor {
                         if headOnly && handler.value.isIdle { return }
                         stream.eventLoop.execute { stream.close(promise: nil) }
                     }
-                    .flatMapErrorThrowing { throw connection.replacingWithRejection($0) }
                     return Started(lease: lease, handler: handler, head: response, version: "h2")
                 }
             }
