@@ -445,7 +445,8 @@ final class HTTP2StreamCodec: ChannelDuplexHandler, RemovableChannelHandler {
         /// The block as HTTP/2 allows it: its `:status` (nil when it has none, as trailers), its other fields, and
         /// whether one of them is `content-length`.
         case fields(status: Int?, HTTPHeaders, declaresLength: Bool)
-        /// Why it is refused; the detail shows no field name or value but a status's first 16 characters.
+        /// Why it is refused; the detail shows no field value but a bad status's first 16 characters, and no name
+        /// but one of the five connection-specific ones.
         case refused(String)
     }
 

@@ -116,8 +116,9 @@ extension RequestExecutor {
     /// RFC 9110 section 9.2.2.
     static let idempotentMethods: [HTTPMethod] = [.GET, .HEAD, .OPTIONS, .TRACE, .PUT, .DELETE]
 
-    /// Starts the exchange on a connection's or a stream's handler, with what to do when it completes (whether the
-    /// connection can be reused); returns the response head's future.
+    /// Starts the exchange on a connection's or a stream's handler, with an HTTP/2 connection's client-certificate
+    /// rejection (the error its head fails with once the server sent one) and what to do when it completes (whether
+    /// the connection can be reused); returns the response head's future.
     private typealias BeginExchange =
         @Sendable (
             NIOLoopBound<HTTPExchangeHandler>, NIOLockedValueBox<BulwarkError?>?, @escaping (Bool) -> Void
