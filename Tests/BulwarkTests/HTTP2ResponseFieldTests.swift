@@ -1,4 +1,3 @@
-import NIOConcurrencyHelpers
 import NIOCore
 import NIOEmbedded
 import NIOHPACK
@@ -29,19 +28,11 @@ final class HTTP2InMemoryPair {
         }
     }
 
-    /// The stream's exchange handler, set by the stream's initializer (on the embedded event loop, this thread).
-    final class HandlerBox: @unchecked Sendable {
-        var handler: HTTPExchangeHandler?
-    }
-
-    /// How the exchange ended (the response's body is not `Sendable`; all of it runs on this thread).
-    final class OutcomeBox: @unchecked Sendable {
-        private var value: Result<(HTTPResponseHead, ResponseBodyContent), BulwarkError>?
-        func withLockedValue<T>(
-            _ body: (inout Result<(HTTPResponseHead, ResponseBodyContent), BulwarkError>?) -> T
-        ) -> T {
-            body(&self.value)
-        }
+    /// A value set by a callback and read afterwards, all on this thread (the embedded event loop runs here): the
+    /// stream's exchange handler, how the exchange ended (a response body is not `Sendable`).
+    final class ThreadBox<Value>: @unchecked Sendable {
+        var value: Value
+        init(_ value: Value) { self.value = value }
     }
 
     /// With `serverChecksBlocks`, the server runs NIOHTTP2's checks of the blocks it receives (its default).
@@ -92,7 +83,7 @@ final class HTTP2InMemoryPair {
         requestFields: [(String, String)] = []
     ) throws -> Result<(HTTPResponseHead, ResponseBodyContent), BulwarkError>? {
         let streamPromise = self.client.eventLoop.makePromise(of: (any Channel).self)
-        let handlerBox = HandlerBox()
+        let handlerBox = ThreadBox<HTTPExchangeHandler?>(nil)
         self.multiplexer.createStreamChannel(promise: streamPromise) { stream in
             stream.eventLoop.makeCompletedFuture {
                 let handler = try HTTP2Connection.addStreamHandlers(
@@ -102,19 +93,17 @@ final class HTTP2InMemoryPair {
                     decompression: nil,
                     idleRead: .seconds(30)
                 )
-                handlerBox.handler = handler
+                handlerBox.value = handler
             }
         }
         self.client.embeddedEventLoop.run()
         _ = try streamPromise.futureResult.wait()
-        let handler = try #require(handlerBox.handler)
+        let handler = try #require(handlerBox.value)
         let promise = self.client.eventLoop.makePromise(of: (HTTPResponseHead, ResponseBodyContent).self)
-        let outcome = OutcomeBox()
+        let outcome = ThreadBox<Result<(HTTPResponseHead, ResponseBodyContent), BulwarkError>?>(nil)
         promise.futureResult.whenComplete { result in
-            outcome.withLockedValue {
-                $0 = result.mapError {
-                    ($0 as? BulwarkError) ?? BulwarkError(.invalidResponse, host: Self.host, detail: "untyped")
-                }
+            outcome.value = result.mapError {
+                ($0 as? BulwarkError) ?? BulwarkError(.invalidResponse, host: Self.host, detail: "untyped")
             }
         }
         let exchange = Exchange(host: Self.host, headPromise: promise, requestKeepAlive: true) { _ in }
@@ -147,7 +136,7 @@ final class HTTP2InMemoryPair {
         try self.interact()
         self.client.embeddedEventLoop.run()
         try self.interact()
-        return outcome.withLockedValue { $0 }
+        return outcome.value
     }
 
     func finish() {
