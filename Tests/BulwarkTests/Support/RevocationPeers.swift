@@ -290,6 +290,20 @@ final class PlainHTTPServer: Sendable {
         return self.loggedRequests().filter { !$0.hasPrefix("GET \(Self.barrierPath) ") }
     }
 
+    /// The request lines logged once `condition` holds for them, or at `timeout` (the lines then). A barrier does not
+    /// cover a request nginx answered before reading its whole body (a refused POST): nginx keeps reading and
+    /// discarding the body on that connection, and logs the request only when that ends, whatever it serves meanwhile.
+    func requests(until condition: ([String]) -> Bool, timeout: Duration = .seconds(5)) async -> [String] {
+        let clock = ContinuousClock()
+        let end = clock.now + timeout
+        var lines = self.requests()
+        while !condition(lines), clock.now < end {
+            try? await Task.sleep(for: .milliseconds(20))
+            lines = self.requests()
+        }
+        return lines
+    }
+
     /// The request lines in the access log as it is now, without waiting.
     func loggedRequests() -> [String] {
         let text = (try? String(contentsOf: self.directory.appending(path: "access.log"), encoding: .utf8)) ?? ""
