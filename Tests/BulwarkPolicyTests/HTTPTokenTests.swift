@@ -2,7 +2,7 @@ import Testing
 
 @testable import BulwarkPolicy
 
-/// RFC 9110's token, as the package's one definition reads it, for both of its overloads.
+/// RFC 9110's token, as the package's one definition reads it.
 @Suite("HTTP tokens (RFC 9110 5.6.2)")
 struct HTTPTokenTests {
     static let tokens = ["GET", "x-request-id", "Content-Type", "!#$%&'*+-.^_`|~", "a", "0"]
@@ -11,13 +11,11 @@ struct HTTPTokenTests {
     @Test(arguments: tokens)
     func tokensAreTokens(_ text: String) {
         #expect(HTTPToken.isToken(text))
-        #expect(HTTPToken.isToken("[\(text)]".dropFirst().dropLast()), "as a substring of a longer string")
     }
 
     @Test(arguments: notTokens)
     func othersAreNot(_ text: String) {
         #expect(!HTTPToken.isToken(text))
-        #expect(!HTTPToken.isToken("a\(text)b".dropFirst().dropLast()), "as a substring of a longer string")
     }
 
     @Test func everyByteAgreesWithTheGrammar() {

@@ -478,7 +478,7 @@ final class HTTP2StreamCodec: ChannelDuplexHandler, RemovableChannelHandler {
                 status = value.utf8.reduce(0) { $0 * 10 + Int($1 - UInt8(ascii: "0")) }
                 continue
             }
-            guard Self.isLowerCaseToken(name) else {
+            guard HTTPToken.isLowerCaseToken(name) else {
                 // Not shown: a malformed name may be a whole "Set-Cookie: …" line.
                 return .refused("the server sent an HTTP/2 field whose name is not a lower-case token")
             }
@@ -492,17 +492,6 @@ final class HTTP2StreamCodec: ChannelDuplexHandler, RemovableChannelHandler {
             fields.add(name: name, value: value)
         }
         return .fields(status: status, fields, declaresLength: declaresLength)
-    }
-
-    /// Whether `name` is a token (RFC 9110) without upper-case letters, as HTTP/2 field names are (RFC 9113 8.2.1).
-    static func isLowerCaseToken(_ name: String) -> Bool {
-        var name = name
-        return name.withUTF8 { bytes in
-            !bytes.isEmpty
-                && bytes.allSatisfy {
-                    HTTPToken.isTokenByte($0) && !($0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z"))
-                }
-        }
     }
 
     static func isThreeDigits(_ text: String) -> Bool {

@@ -20,13 +20,17 @@ package enum HTTPToken {
     /// this of every request field, and a generic call across the module boundary cost it about 6k instructions per
     /// request (callgrind, h2-c1), more than the rest of the head's conversion.
     package static func isToken(_ text: String) -> Bool {
-        var text = text
-        return text.withUTF8 { bytes in !bytes.isEmpty && bytes.allSatisfy(Self.isTokenByte) }
+        Self.allBytes(of: text) { Self.isTokenByte($0) }
     }
 
-    /// Whether `text` is a token, as the `String` overload above.
-    package static func isToken(_ text: Substring) -> Bool {
+    /// Whether `text` is a token without upper-case letters, as HTTP/2 field names are (RFC 9113 section 8.2.1).
+    package static func isLowerCaseToken(_ text: String) -> Bool {
+        Self.allBytes(of: text) { Self.isTokenByte($0) && !($0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z")) }
+    }
+
+    /// Whether `text` has bytes and every one satisfies `test`, read from its contiguous UTF-8.
+    private static func allBytes(of text: String, _ test: (UInt8) -> Bool) -> Bool {
         var text = text
-        return text.withUTF8 { bytes in !bytes.isEmpty && bytes.allSatisfy(Self.isTokenByte) }
+        return text.withUTF8 { bytes in !bytes.isEmpty && bytes.allSatisfy(test) }
     }
 }

@@ -108,13 +108,17 @@ enum ExternalPeers {
         let fd = socket(AF_INET, streamSocketType, 0)
         guard fd >= 0 else { return false }
         defer { close(fd) }
+        return Self.connectSocket(fd, port: port)
+    }
+
+    /// Connects the socket `fd` to 127.0.0.1:`port`; whether that succeeded.
+    private static func connectSocket(_ fd: Int32, port: Int) -> Bool {
         var address = loopbackAddress(port: port)
-        let result = withUnsafePointer(to: &address) {
+        return withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
                 connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
             }
-        }
-        return result == 0
+        } == 0
     }
 
     /// Sends `request` to 127.0.0.1:`port` over a new connection and reads until the server closes it (at most
@@ -126,13 +130,7 @@ enum ExternalPeers {
         defer { close(fd) }
         var limit = timeval(tv_sec: timeout, tv_usec: 0)
         _ = setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
-        var address = loopbackAddress(port: port)
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        guard connected == 0 else { return nil }
+        guard Self.connectSocket(fd, port: port) else { return nil }
         let bytes = Array(request.utf8)
         let sent = bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, 0) }
         guard sent == bytes.count else { return nil }
