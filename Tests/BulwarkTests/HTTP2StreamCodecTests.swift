@@ -464,14 +464,14 @@ struct HTTP2StreamCodecHardeningTests {
         var head = Codec.head([("host", "example.com")])
         head.uri = ""
         let error = try Self.refusal(of: head)
-        #expect(error?.code == .invalidResponse)
+        #expect(error?.code == .invalidRequest)
     }
 
     /// A CONNECT spelled as a raw method (as `BulwarkRequest(method:)` accepts one) is a CONNECT too (helper-23 asked;
     /// NIOHTTP1's methods compare by their names, so it already was).
     @Test func aRawConnectIsRefusedBeforeAnyFrame() throws {
         let error = try Self.refusal(of: Codec.head(.RAW(value: "CONNECT"), [("host", "example.com")]))
-        #expect(error?.code == .invalidResponse)
+        #expect(error?.code == .invalidRequest)
     }
 
     /// A field name that is not a token is not shown either: a caller who glued "Authorization: Bearer …" into a name

@@ -55,6 +55,9 @@ public struct BulwarkError: Error, Hashable, Sendable, CustomStringConvertible, 
         public static let decompressionLimitExceeded = Code("decompression_limit_exceeded")
         /// The server's response could not be parsed.
         public static let invalidResponse = Code("invalid_response")
+        /// The request cannot be sent as it is (a line break in a field's value, a field name or a method that is not
+        /// a token, a target with bytes a request line cannot carry): refused before any of it is sent.
+        public static let invalidRequest = Code("invalid_request")
         /// The request body could not be sent.
         public static let requestBodyFailed = Code("request_body_failed")
         /// The client was shut down.

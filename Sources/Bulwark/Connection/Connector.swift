@@ -460,13 +460,16 @@ struct Connector: Sendable {
         decompression: BulwarkClient.Decompression?,
         idleRead: TimeAmount
     ) throws -> HTTPExchangeHandler {
-        try sync.addHTTPClientHandlers(leftOverBytesStrategy: .forwardBytes)
+        // NIO's check of sent heads is left out: the exchange handler checks each head (`HTTP1RequestHeadCheck`)
+        // before writing it, in one pass, and refuses it as the request's fault, leaving the connection open.
+        try sync.addHTTPClientHandlers(leftOverBytesStrategy: .forwardBytes, enableOutboundHeaderValidation: false)
         return try Self.addResponseHandlers(
             to: sync,
             host: host,
             port: port,
             decompression: decompression,
-            idleRead: idleRead
+            idleRead: idleRead,
+            checksRequestHeads: true
         )
     }
 
@@ -477,7 +480,8 @@ struct Connector: Sendable {
         host: String,
         port: Int? = nil,
         decompression: BulwarkClient.Decompression?,
-        idleRead: TimeAmount
+        idleRead: TimeAmount,
+        checksRequestHeads: Bool = false
     ) throws -> HTTPExchangeHandler {
         if let decompression {
             try pipeline.addHandler(NIOHTTPResponseDecompressor(limit: .ratio(decompression.maximumRatio)))
@@ -486,7 +490,8 @@ struct Connector: Sendable {
             host: host,
             port: port,
             idleRead: idleRead,
-            maximumInflatedSize: decompression?.maximumSize ?? .max
+            maximumInflatedSize: decompression?.maximumSize ?? .max,
+            checksRequestHeads: checksRequestHeads
         )
         try pipeline.addHandler(handler)
         return handler

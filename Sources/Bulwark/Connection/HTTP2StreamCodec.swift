@@ -201,10 +201,10 @@ final class HTTP2StreamCodec: ChannelDuplexHandler, RemovableChannelHandler {
         context.fireErrorCaught(error)
     }
 
-    /// A request head HTTP/2 cannot carry. Its code is `invalid_response`, the code the exchange got for it when
-    /// NIOHTTP2's codec refused such a head (its error reached the exchange unmapped); the detail says what it was.
+    /// A request head HTTP/2 cannot carry: `invalid_request`, as on HTTP/1.1 (`HTTP1RequestHeadCheck`); the detail
+    /// says what it was.
     static func unsendable(_ detail: String, host: String) -> BulwarkError {
-        BulwarkError(.invalidResponse, host: host, detail: "\(detail), which HTTP/2 cannot send")
+        BulwarkError(.invalidRequest, host: host, detail: "\(detail), which HTTP/2 cannot send")
     }
 
     /// The request head as HTTP/2 fields: the four pseudo-fields, then the head's fields without `Host` and the
@@ -268,7 +268,7 @@ final class HTTP2StreamCodec: ChannelDuplexHandler, RemovableChannelHandler {
             guard Self.isSendableValue(value) else {
                 // The value is never shown: it may be a credential.
                 throw Self.unsendable(
-                    "the request's field \(Self.shown(name)) has a line break or NUL in its value",
+                    "the request's field \(name.shownAsFieldName) has a line break or NUL in its value",
                     host: self.host
                 )
             }
@@ -301,11 +301,6 @@ final class HTTP2StreamCodec: ChannelDuplexHandler, RemovableChannelHandler {
     /// RFC 9113 section 8.2.1: a field value must not hold NUL, LF or CR.
     static func isSendableValue(_ value: String) -> Bool {
         !value.utf8.contains { $0 == 0 || $0 == UInt8(ascii: "\n") || $0 == UInt8(ascii: "\r") }
-    }
-
-    /// A field name for an error: quoted and escaped, at most 32 characters.
-    private static func shown(_ name: String) -> String {
-        String(name.unicodeScalars.prefix(32)).debugDescription
     }
 
     /// The field names a `Connection` field lists, lower-cased (RFC 9110 section 7.6.1): they belong to the

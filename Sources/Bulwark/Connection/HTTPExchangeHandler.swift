@@ -101,8 +101,19 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// The server's port, for errors that name `host:port`; nil on connections that do not know it.
     private let port: Int?
 
-    init(host: String, port: Int? = nil, idleRead: TimeAmount, maximumInflatedSize: Int = .max) {
+    /// Whether this handler checks each request head before writing it (`HTTP1RequestHeadCheck`): on an HTTP/1.1
+    /// connection, whose pipeline has no other check. On an HTTP/2 stream the stream codec checks it.
+    private let checksRequestHeads: Bool
+
+    init(
+        host: String,
+        port: Int? = nil,
+        idleRead: TimeAmount,
+        maximumInflatedSize: Int = .max,
+        checksRequestHeads: Bool = false
+    ) {
         self.port = port
+        self.checksRequestHeads = checksRequestHeads
         self.machine = HTTPExchangeStateMachine(
             host: host,
             idleRead: idleRead,
@@ -130,8 +141,9 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     /// Starts an exchange and writes the request head and, when it is in memory, the whole body.
     ///
-    /// - Returns: Whether the request was written; false when the connection was already closed, in which case no
-    ///   byte of the request left the client.
+    /// - Returns: Whether the request was written; false when the connection was already closed or the head cannot be
+    ///   sent (`invalid_request`; the connection is left as it was), in which case no byte of the request left the
+    ///   client.
     @discardableResult
     func start(
         _ exchange: Exchange,
@@ -146,6 +158,11 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
             if case .closed(let closedError) = self.machine.state { error = closedError }
             exchange.failHead(error)
             exchange.onComplete(false)
+            return false
+        }
+        if self.checksRequestHeads, let problem = HTTP1RequestHeadCheck.problem(in: head) {
+            exchange.failHead(BulwarkError(.invalidRequest, host: self.host, detail: problem))
+            exchange.onComplete(self.isIdle)
             return false
         }
         switch self.machine.startExchange(
@@ -171,6 +188,11 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
             }
         }
         context.write(self.wrapOutboundOut(.head(head)), promise: nil)
+        if case .closed = self.machine.state {
+            // Refused as it was written (an HTTP/2 stream's codec checks it there), which failed the exchange:
+            // nothing was flushed, so no byte of it left the client.
+            return false
+        }
         if let body, body.readableBytes > 0 {
             context.write(self.wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
         }
@@ -214,6 +236,11 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
             writer.fail(self.closedError)
             return
         }
+        guard !self.isIdle else {
+            // No request is being written: a chunk now would go out with no head (or into another exchange's body).
+            writer.fail(Self.noRequestError(host: self.host))
+            return
+        }
         self.bodyWriter = writer
         context.write(self.wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
         let ended = self.machine.requestBodyWritten(buffer.readableBytes)
@@ -252,8 +279,16 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
             promise.fail(self.closedError)
             return
         }
+        guard !self.isIdle else {
+            promise.fail(Self.noRequestError(host: self.host))
+            return
+        }
         self.machine.requestBodyEnded()
         context.writeAndFlush(self.wrapOutboundOut(.end(nil)), promise: promise)
+    }
+
+    private static func noRequestError(host: String) -> BulwarkError {
+        BulwarkError(.requestBodyFailed, host: host, detail: "the body's request is not being sent")
     }
 
     /// Whether the exchange is over, so that nothing more of the body `writer` streams may be written; if so, the writer

@@ -339,7 +339,16 @@ extension RequestExecutor {
         let follow: @Sendable (EventLoopFuture<Started>) -> Void = { started in
             if let deadlineTimer { started.whenComplete { _ in deadlineTimer.cancel() } }
             if let ready {
-                started.cascade(to: ready)
+                started.whenComplete { result in
+                    if case .success(let exchange) = result, !written.withLockedValue({ $0 }) {
+                        // Its head was not written (refused as `invalid_request`, or the connection had closed), and
+                        // the head's failure says why: the body's producer must not run, or its chunks would go out
+                        // with no head on a connection the pool may have handed to another request.
+                        exchange.head.map { _ in exchange }.cascade(to: ready)
+                    } else {
+                        ready.completeWith(result)
+                    }
+                }
                 return
             }
             started.whenComplete { result in

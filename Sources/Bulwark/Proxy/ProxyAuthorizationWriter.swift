@@ -15,8 +15,9 @@ import Darwin
 /// A request head carries ``marker`` as the `Proxy-Authorization` value's token (see
 /// ``RequestExecutor/absoluteFormHead(method:headers:target:proxy:)``); this handler finds the whole header line,
 /// `\r\nproxy-authorization: Basic MARKER\r\n`, in the encoded bytes and writes the token from the credentials'
-/// bytes in place of the marker. Only that line matches: the encoder refuses CR and LF inside a header value, so no
-/// URL and no other header can hold it, and the marker is random for each process, so no body can hold it by chance.
+/// bytes in place of the marker. Only that line matches: the exchange handler refuses a head with CR or LF in its
+/// target or in a field's value (`HTTP1RequestHeadCheck`), so no URL and no other header can hold it, and the marker is
+/// random for each process, so no body can hold it by chance.
 /// Every other byte passes untouched.
 final class ProxyAuthorizationWriter: ChannelOutboundHandler, RemovableChannelHandler {
     typealias OutboundIn = IOData
