@@ -1,3 +1,4 @@
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOEmbedded
 import NIOHPACK
@@ -15,6 +16,8 @@ final class HTTP2InMemoryPair {
     let client = EmbeddedChannel()
     let server = EmbeddedChannel()
     let multiplexer: NIOHTTP2Handler.StreamMultiplexer
+    /// Why the connection failed, as the connection keeps it for its streams.
+    let rejection: NIOLockedValueBox<BulwarkError?>
     let serverFrames = ServerFrames()
     /// Errors the two connection pipelines raised (a stream's error is raised on its connection's pipeline too).
     var errors: [any Error] = []
@@ -37,11 +40,11 @@ final class HTTP2InMemoryPair {
 
     /// With `serverChecksBlocks`, the server runs NIOHTTP2's checks of the blocks it receives (its default).
     init(serverChecksBlocks: Bool = false) throws {
-        self.multiplexer = try self.client.pipeline.syncOperations.configureHTTP2Pipeline(
-            mode: .client,
-            connectionConfiguration: Connector.http2ConnectionConfiguration,
-            streamConfiguration: .init()
-        ) { stream in stream.eventLoop.makeSucceededVoidFuture() }
+        (self.multiplexer, self.rejection) = try Connector.addHTTP2Handlers(
+            to: self.client.pipeline.syncOperations,
+            host: Self.host,
+            port: 443
+        )
         try self.server.pipeline.syncOperations.addHandler(
             NIOHTTP2Handler(
                 mode: .server,
@@ -80,7 +83,8 @@ final class HTTP2InMemoryPair {
         answering blocks: [[(String, String)]],
         body: String? = nil,
         method: HTTPMethod = .GET,
-        requestFields: [(String, String)] = []
+        requestFields: [(String, String)] = [],
+        refusedByClient: Bool = false
     ) throws -> Result<(HTTPResponseHead, ResponseBodyContent), BulwarkError>? {
         let streamPromise = self.client.eventLoop.makePromise(of: (any Channel).self)
         let handlerBox = ThreadBox<HTTPExchangeHandler?>(nil)
@@ -106,13 +110,21 @@ final class HTTP2InMemoryPair {
                 ($0 as? BulwarkError) ?? BulwarkError(.invalidResponse, host: Self.host, detail: "untyped")
             }
         }
-        let exchange = Exchange(host: Self.host, headPromise: promise, requestKeepAlive: true) { _ in }
+        let exchange = Exchange(
+            host: Self.host,
+            headPromise: promise,
+            requestKeepAlive: true,
+            rejection: self.rejection
+        ) { _ in }
         var head = HTTPRequestHead(version: .http1_1, method: method, uri: "/fields")
         head.headers.add(name: "host", value: Self.host)
         head.headers.add(contentsOf: requestFields)
-        #expect(handler.start(exchange, head: head, body: nil, endsRequest: true, deadline: nil))
+        let started = handler.start(exchange, head: head, body: nil, endsRequest: true, deadline: nil)
         self.client.embeddedEventLoop.run()
         try self.interact()
+        // A request the client's NIOHTTP2 refuses never reaches the server: how it ended is all there is.
+        if refusedByClient { return outcome.value }
+        #expect(started)
         let request = try #require(
             self.serverFrames.received.last { if case .headers = $0.payload { true } else { false } }
         )
@@ -192,6 +204,44 @@ struct HTTP2ResponseFieldTests {
         #expect(error.code == .invalidResponse, "\(what): \(error)")
         #expect(!"\(error)".contains(Self.marker), "\(what): \(error)")
         #expect(!error.debugDescription.contains(Self.marker), "\(what): \(error.debugDescription)")
+    }
+
+    /// A header block the client cannot decode (an empty name, which NIOHTTP2's HPACK decoder refuses) is a connection
+    /// error: NIOHTTP2 sends GOAWAY, and the client must then close the connection (RFC 9113 section 5.4.1). Before,
+    /// nothing closed it: against a server that kept it open the exchange waited for its read timeout (30 s here).
+    @Test func aBlockTheClientCannotDecodeClosesTheConnection() throws {
+        let pair = try HTTP2InMemoryPair()
+        defer { pair.finish() }
+        let outcome = try pair.exchange(answering: [[(":status", "200"), ("", Self.marker)]])
+        guard case .failure(let error) = outcome else {
+            Issue.record("the exchange did not fail: \(String(describing: outcome))")
+            return
+        }
+        #expect(error.code == .invalidResponse, "\(error)")
+        #expect("\(error)".contains("HTTP/2"), "\(error)")
+        #expect(!"\(error)".contains(Self.marker))
+        #expect(!error.debugDescription.contains(Self.marker))
+        #expect(!pair.client.isActive, "the connection is still open")
+    }
+
+    /// An error that is one stream's, and that NIOHTTP2 raises for what the client sends too, leaves the connection
+    /// open for the others (helper-26: the first version closed it on every error): here the client's own request
+    /// declares a length its body does not have, which NIOHTTP2 refuses as a stream error.
+    @Test func aStreamsOwnErrorLeavesTheConnectionOpen() throws {
+        let pair = try HTTP2InMemoryPair()
+        defer { pair.finish() }
+        let refused = try pair.exchange(answering: [], requestFields: [("content-length", "10")], refusedByClient: true)
+        guard case .failure = refused else {
+            Issue.record("a request whose length NIOHTTP2 refuses did not fail: \(String(describing: refused))")
+            return
+        }
+        #expect(pair.client.isActive, "one stream's error closed the connection")
+        let outcome = try pair.exchange(answering: [[(":status", "204")]])
+        guard case .success(let (head, _)) = outcome else {
+            Issue.record("the next request failed: \(String(describing: outcome))")
+            return
+        }
+        #expect(head.status == .noContent)
     }
 
     @Test(arguments: Self.refusedTrailers.indices)

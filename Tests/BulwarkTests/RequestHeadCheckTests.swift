@@ -81,7 +81,11 @@ struct RequestHeadCheckTests {
         // Whatever a producer would have written has had time to arrive.
         try await Task.sleep(for: .milliseconds(300))
         #expect(produced.withLockedValue { $0 } == 0, "the producer ran")
-        #expect(server.receivedApplicationBytes == bytesBefore)
+        if alpn == ["http/1.1"] {
+            // (An HTTP/2 connection also carries control frames, a SETTINGS acknowledgement or a WINDOW_UPDATE, whose
+            // time is not this test's; there no request and no producer run are what is counted.)
+            #expect(server.receivedApplicationBytes == bytesBefore)
+        }
         _ = try await Harness.get(client, Harness.url(server, "/hello"))
         #expect(server.requests.map(\.path) == ["/hello", "/hello"])
         await client.shutdown()

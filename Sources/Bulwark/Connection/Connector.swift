@@ -342,17 +342,7 @@ struct Connector: Sendable {
             negotiated in
             let sync = channel.pipeline.syncOperations
             if negotiated == "h2" {
-                // Between TLS and HTTP/2: what HTTP/2 writes between two flushes leaves in one record.
-                try sync.addHandler(WriteCoalescingHandler())
-                let multiplexer = try sync.configureHTTP2Pipeline(
-                    mode: .client,
-                    connectionConfiguration: Self.http2ConnectionConfiguration,
-                    streamConfiguration: .init()
-                ) { stream in stream.eventLoop.makeSucceededVoidFuture() }
-                // A server refusing the client certificate (or its absence) after a TLS 1.3 handshake: kept for the
-                // streams, which only see the connection close.
-                let rejection = NIOLockedValueBox<BulwarkError?>(nil)
-                try sync.addHandler(ClientCertificateRejectionRecorder(host: host, port: port, rejection: rejection))
+                let (multiplexer, rejection) = try Self.addHTTP2Handlers(to: sync, host: host, port: port)
                 return Configured.http2(NIOLoopBound(multiplexer, eventLoop: channel.eventLoop), rejection)
             }
             let handler = try Self.addHTTP1Handlers(
@@ -451,6 +441,29 @@ struct Connector: Sendable {
                 )
             )
         }
+    }
+
+    /// The handlers of an HTTP/2 connection after TLS. Returns its stream multiplexer and the box that keeps why the
+    /// connection failed, for its streams' requests to fail with (they only see it close).
+    static func addHTTP2Handlers(
+        to sync: ChannelPipeline.SynchronousOperations,
+        host: String,
+        port: Int
+    ) throws -> (NIOHTTP2Handler.StreamMultiplexer, NIOLockedValueBox<BulwarkError?>) {
+        // Between TLS and HTTP/2: what HTTP/2 writes between two flushes leaves in one record.
+        try sync.addHandler(WriteCoalescingHandler())
+        let multiplexer = try sync.configureHTTP2Pipeline(
+            mode: .client,
+            connectionConfiguration: Self.http2ConnectionConfiguration,
+            streamConfiguration: .init()
+        ) { stream in stream.eventLoop.makeSucceededVoidFuture() }
+        // A server refusing the client certificate (or its absence) after a TLS 1.3 handshake: kept for the
+        // streams, which only see the connection close.
+        let rejection = NIOLockedValueBox<BulwarkError?>(nil)
+        try sync.addHandler(ClientCertificateRejectionRecorder(host: host, port: port, rejection: rejection))
+        // Last: a connection error closes the connection (RFC 9113 section 5.4.1), its reason kept for the streams.
+        try sync.addHandler(HTTP2ConnectionErrorHandler(host: host, failure: rejection))
+        return (multiplexer, rejection)
     }
 
     static func addHTTP1Handlers(

@@ -92,11 +92,10 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// The writer of the streamed request body being sent, told when the channel can take more and when the exchange
     /// fails.
     private var bodyWriter: RequestBodyWriter?
-    /// The writer whose body ended when its declared length was written (``writeBodyChunk(_:writer:)``): what it
-    /// sends after that (its end, an empty chunk, its producer's failure) has nothing left to do on the connection,
-    /// which may serve another exchange by then. Held, not identified by address, so that no later writer can be
-    /// taken for it.
-    private var bodyEndedByLength: RequestBodyWriter?
+    /// How many exchanges this handler started: the number of the last one, which names it to a body's writer and to
+    /// a late cancellation. A number, never reused, rather than an object compared by address (a freed exchange's
+    /// address may be the next one's).
+    private(set) var exchangeNumber: UInt64 = 0
     private var host: String { self.machine.host }
     /// The server's port, for errors that name `host:port`; nil on connections that do not know it.
     private let port: Int?
@@ -179,6 +178,7 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
             break
         }
         self.exchange = exchange
+        self.exchangeNumber &+= 1
         if self.readTimer == nil {
             self.scheduleReadTimer(at: self.machine.lastActivity + self.machine.idleRead, on: context.eventLoop)
         }
@@ -226,18 +226,26 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// Writes one chunk that `writer` handed over, and tells it whether the channel can take more. A chunk that comes
     /// after the exchange failed is dropped, and the writer told why.
     func writeBodyChunk(_ buffer: ByteBuffer, writer: RequestBodyWriter) {
-        if self.bodyEndedByLength === writer {
+        switch writer.end {
+        case .byLength:
             // Only an empty chunk can follow the declared length (a longer body is refused before it is handed over).
             _ = writer.written(buffer.readableBytes, channelWritable: true)
             return
+        case .written:
+            // After the last chunk the server reads the start of a next request.
+            writer.fail(BulwarkError(.requestBodyFailed, host: self.host, detail: "a write came after the body's end"))
+            return
+        case .open:
+            break
         }
         if self.isOver(for: writer) { return }
         guard let context else {
             writer.fail(self.closedError)
             return
         }
-        guard !self.isIdle else {
-            // No request is being written: a chunk now would go out with no head (or into another exchange's body).
+        guard self.isInFlight(writer) else {
+            // Its request is not the one being written: the chunk would go out with no head, or into another
+            // exchange's body.
             writer.fail(Self.noRequestError(host: self.host))
             return
         }
@@ -248,7 +256,7 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
             // The declared length is written: the request ends with these bytes (see
             // HTTPExchangeStateMachine.requestBodyWritten(_:)), and the writer's own end writes nothing more.
             self.bodyWriter = nil
-            self.bodyEndedByLength = writer
+            writer.end = .byLength
             context.write(self.wrapOutboundOut(.end(nil)), promise: nil)
         }
         // While chunks handed over after this one are on their way to this event loop, the last of them flushes (or
@@ -264,14 +272,14 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     /// Ends the request body that `writer` streamed; `promise` completes once the end is written.
     func endBody(writer: RequestBodyWriter, promise: EventLoopPromise<Void>) {
-        if self.bodyEndedByLength === writer {
-            // Ended with its last chunk; the connection may serve another exchange by now, which this must not touch.
-            self.bodyEndedByLength = nil
+        if writer.end != .open {
+            // Ended with its last chunk, or already: the connection may serve another exchange by now, which this must
+            // not touch.
             promise.succeed(())
             return
         }
-        self.bodyWriter = nil
         if self.isOver(for: writer) {
+            if self.bodyWriter === writer { self.bodyWriter = nil }
             promise.fail(self.closedError)
             return
         }
@@ -279,12 +287,19 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
             promise.fail(self.closedError)
             return
         }
-        guard !self.isIdle else {
+        guard self.isInFlight(writer) else {
             promise.fail(Self.noRequestError(host: self.host))
             return
         }
+        self.bodyWriter = nil
+        writer.end = .written
         self.machine.requestBodyEnded()
         context.writeAndFlush(self.wrapOutboundOut(.end(nil)), promise: promise)
+    }
+
+    /// Whether `writer`'s exchange is the one in flight on this handler.
+    private func isInFlight(_ writer: RequestBodyWriter) -> Bool {
+        self.exchange != nil && writer.exchange == self.exchangeNumber
     }
 
     private static func noRequestError(host: String) -> BulwarkError {
@@ -319,10 +334,14 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// with its declared length, in which case the request was sent whole and the connection may serve another
     /// exchange by now.
     func failBody(_ error: BulwarkError, writer: RequestBodyWriter) {
-        if self.bodyEndedByLength === writer {
-            self.bodyEndedByLength = nil
-            return
-        }
+        guard writer.end != .byLength, self.isInFlight(writer) else { return }
+        self.fail(error)
+    }
+
+    /// Fails exchange `number` (``exchangeNumber`` when it started), if it is still the one in flight: a cancellation
+    /// or a shutdown may reach the handler once the connection serves another exchange.
+    func fail(_ error: BulwarkError, exchange number: UInt64) {
+        guard self.exchange != nil, number == self.exchangeNumber else { return }
         self.fail(error)
     }
 

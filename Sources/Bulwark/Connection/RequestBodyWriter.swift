@@ -18,8 +18,30 @@ final class RequestBodyWriter: Sendable {
     private let handler: NIOLoopBound<HTTPExchangeHandler>
     private let flow = NIOLockedValueBox(RequestBodyFlow<UnsafeContinuation<Void, any Error>>())
 
-    init(handler: NIOLoopBound<HTTPExchangeHandler>) {
+    /// The number of the exchange this body belongs to on its handler (``HTTPExchangeHandler/exchangeNumber``): the
+    /// handler writes nothing of a writer whose exchange is not the one in flight.
+    let exchange: UInt64
+    /// Read and set on the event loop only, by the handler.
+    private let endState = NIOLockedValueBox(End.open)
+
+    /// Whether the body reached its end on the connection.
+    enum End {
+        case open
+        /// Its last chunk completed the declared length, and the request ended with it.
+        case byLength
+        /// Its end was written.
+        case written
+    }
+
+    init(handler: NIOLoopBound<HTTPExchangeHandler>, exchange: UInt64) {
         self.handler = handler
+        self.exchange = exchange
+    }
+
+    /// On the event loop.
+    var end: End {
+        get { self.endState.withLockedValue { $0 } }
+        set { self.endState.withLockedValue { $0 = newValue } }
     }
 
     /// Hands one chunk to the connection; suspends while the connection is behind.
@@ -41,12 +63,17 @@ final class RequestBodyWriter: Sendable {
         }
     }
 
-    /// Ends the body, and returns once the end is written (or throws why the body did not reach the connection).
+    /// Ends the body, and returns once the end is written (or throws why the body did not reach the connection). A
+    /// write after it throws (a producer's task may outlive it): the connection may serve another request by then.
     func end() async throws {
         if let failure = self.flow.withLockedValue({ $0.failure }) { throw failure }
         let handler = self.handler
         let promise = handler.eventLoop.makePromise(of: Void.self)
         handler.eventLoop.execute { handler.value.endBody(writer: self, promise: promise) }
+        defer {
+            let ended = BulwarkError(.requestBodyFailed, host: nil, detail: "a write came after the body's end")
+            self.flow.withLockedValue { $0.fail(ended) }?.resume(throwing: ended)
+        }
         try await promise.futureResult.get()
     }
 

@@ -133,7 +133,11 @@ extension RequestExecutor {
         let handler: NIOLoopBound<HTTPExchangeHandler>
         let head: EventLoopFuture<(HTTPResponseHead, ResponseBodyContent)>
         let version: String
+        /// The exchange's number on its handler, which a body's writer and a late cancellation name it by: the
+        /// connection may serve another exchange by the time they reach it.
+        let number: UInt64
 
+        /// On the event loop, right after the exchange started on `handler`.
         init(
             lease: ConnectionPool.Lease,
             handler: NIOLoopBound<HTTPExchangeHandler>,
@@ -144,6 +148,7 @@ extension RequestExecutor {
             self.handler = handler
             self.head = head
             self.version = version
+            self.number = handler.value.exchangeNumber
         }
     }
 
@@ -212,7 +217,9 @@ extension RequestExecutor {
         } onCancel: {
             pending.abandon(BulwarkError(.cancelled, host: host))
             // On the connection's event loop, once the exchange has started (at once if it has).
-            pending.started.whenSuccess { $0.handler.value.fail(BulwarkError(.cancelled, host: host)) }
+            pending.started.whenSuccess {
+                $0.handler.value.fail(BulwarkError(.cancelled, host: host), exchange: $0.number)
+            }
         }
     }
 
@@ -393,7 +400,7 @@ extension RequestExecutor {
         // A graceful shutdown past its grace period fails the exchange as cancellation does.
         registration.start { error in
             abandon(error)
-            started.whenSuccess { $0.handler.value.fail(error) }
+            started.whenSuccess { $0.handler.value.fail(error, exchange: $0.number) }
         }
         return Pending(
             started: started,
@@ -451,6 +458,7 @@ extension RequestExecutor {
             streamProducer,
             declaredLength: declaredLength,
             through: exchange.handler,
+            exchange: exchange.number,
             host: host
         )
         let (responseHead, content) = try await exchange.head.get()
@@ -511,11 +519,12 @@ extension RequestExecutor {
         _ producer: @Sendable (BulwarkRequest.BodyWriter) async throws -> Void,
         declaredLength: Int?,
         through handler: NIOLoopBound<HTTPExchangeHandler>,
+        exchange: UInt64,
         host: String
     ) async throws {
         let written = NIOLockedValueBox(0)
         // Hands each chunk to the connection without waiting for it to be written, while the connection keeps up.
-        let body = RequestBodyWriter(handler: handler)
+        let body = RequestBodyWriter(handler: handler, exchange: exchange)
         let writer = BulwarkRequest.BodyWriter { buffer in
             if let declaredLength {
                 let total = written.withLockedValue { written in
