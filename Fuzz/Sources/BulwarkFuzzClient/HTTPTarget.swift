@@ -6,8 +6,8 @@ import NIOHTTP2
 @testable import Bulwark
 
 /// The client's response pipeline, fed a server's bytes: the HTTP/1.1 connection's handlers
-/// (`Connector.addHTTP1Handlers`) or the HTTP/2 connection's (`configureHTTP2Pipeline` with Bulwark's settings, then a
-/// stream from `HTTP2Connection.openStream`), on an `EmbeddedChannel`. One request is written, the input arrives as
+/// (`Connector.addHTTP1Handlers`) or the HTTP/2 connection's (`Connector.addHTTP2Handlers`, then a stream from
+/// `HTTP2Connection.openStream`), on an `EmbeddedChannel`. One request is written, the input arrives as
 /// the server's bytes in chunks, and the connection ends (the server closes, the read timeout or the request's
 /// deadline passes). The body is read as a caller would, or abandoned after its first part (a response that came whole
 /// with its head is read whole).
@@ -139,11 +139,7 @@ final class Harness {
         do {
             let sync = self.channel.pipeline.syncOperations
             if self.scenario.http2 {
-                let multiplexer = try sync.configureHTTP2Pipeline(
-                    mode: .client,
-                    connectionConfiguration: Connector.http2ConnectionConfiguration,
-                    streamConfiguration: .init()
-                ) { stream in stream.eventLoop.makeSucceededVoidFuture() }
+                let (multiplexer, failure) = try Connector.addHTTP2Handlers(to: sync, host: host, port: 443)
                 self.http2 = HTTP2Connection(
                     channel: self.channel,
                     multiplexer: NIOLoopBound(multiplexer, eventLoop: self.channel.eventLoop),
@@ -151,7 +147,8 @@ final class Harness {
                     host: host,
                     decompression: self.scenario.decompression,
                     idleRead: self.scenario.idleRead,
-                    id: 1
+                    id: 1,
+                    clientCertificateRejection: failure
                 )
             } else {
                 self.http1 = try Connector.addHTTP1Handlers(
