@@ -17,7 +17,7 @@ final class HTTP2InMemoryPair {
     let server = EmbeddedChannel()
     let multiplexer: NIOHTTP2Handler.StreamMultiplexer
     /// Why the connection failed, as the connection keeps it for its streams.
-    let rejection: NIOLockedValueBox<BulwarkError?>
+    let failure: NIOLockedValueBox<BulwarkError?>
     let serverFrames = ServerFrames()
     /// Errors the two connection pipelines raised (a stream's error is raised on its connection's pipeline too).
     var errors: [any Error] = []
@@ -40,7 +40,7 @@ final class HTTP2InMemoryPair {
 
     /// With `serverChecksBlocks`, the server runs NIOHTTP2's checks of the blocks it receives (its default).
     init(serverChecksBlocks: Bool = false) throws {
-        (self.multiplexer, self.rejection) = try Connector.addHTTP2Handlers(
+        (self.multiplexer, self.failure) = try Connector.addHTTP2Handlers(
             to: self.client.pipeline.syncOperations,
             host: Self.host,
             port: 443
@@ -114,7 +114,7 @@ final class HTTP2InMemoryPair {
             host: Self.host,
             headPromise: promise,
             requestKeepAlive: true,
-            rejection: self.rejection
+            connectionFailure: self.failure
         ) { _ in }
         var head = HTTPRequestHead(version: .http1_1, method: method, uri: "/fields")
         head.headers.add(name: "host", value: Self.host)

@@ -76,6 +76,12 @@ struct RequestBodyWriterIdentityTests {
             return parts
         }
 
+        /// Whether `writer`'s end succeeded at once.
+        func ends(_ writer: RequestBodyWriter) -> Bool {
+            if case .success = self.end(writer) { return true }
+            return false
+        }
+
         func end(_ writer: RequestBodyWriter) -> Result<Void, any Error>? {
             let promise = self.channel.eventLoop.makePromise(of: Void.self)
             var outcome: Result<Void, any Error>?
@@ -96,7 +102,7 @@ struct RequestBodyWriterIdentityTests {
         try harness.answer()
         let b = harness.start(length: 2)
         harness.handler.writeBodyChunk(ByteBuffer(string: "xy"), writer: b)
-        #expect(try { if case .success = harness.end(b) { true } else { false } }())
+        #expect(harness.ends(b))
         try harness.answer()
         let c = harness.start(length: nil)
         harness.handler.writeBodyChunk(ByteBuffer(string: "123"), writer: c)
@@ -106,7 +112,7 @@ struct RequestBodyWriterIdentityTests {
         if case .failure(let error) = endOfA { Issue.record("A's body was sent whole, yet its end failed: \(error)") }
         // C's body goes on and ends as its own.
         harness.handler.writeBodyChunk(ByteBuffer(string: "456"), writer: c)
-        #expect(try { if case .success = harness.end(c) { true } else { false } }())
+        #expect(harness.ends(c))
         #expect(try harness.written().count == 2)
         #expect(harness.failures.isEmpty)
     }
@@ -118,7 +124,7 @@ struct RequestBodyWriterIdentityTests {
         defer { _ = try? harness.channel.finish() }
         let a = harness.start(length: nil)
         harness.handler.writeBodyChunk(ByteBuffer(string: "abc"), writer: a)
-        #expect(try { if case .success = harness.end(a) { true } else { false } }())
+        #expect(harness.ends(a))
         try harness.answer()
         let c = harness.start(length: nil)
         harness.handler.writeBodyChunk(ByteBuffer(string: "123"), writer: c)
@@ -137,7 +143,7 @@ struct RequestBodyWriterIdentityTests {
         defer { _ = try? harness.channel.finish() }
         let c = harness.start(length: nil)
         harness.handler.writeBodyChunk(ByteBuffer(string: "123"), writer: c)
-        #expect(try { if case .success = harness.end(c) { true } else { false } }())
+        #expect(harness.ends(c))
         _ = try harness.written()
         harness.handler.writeBodyChunk(ByteBuffer(string: "GET /smuggled HTTP/1.1\r\n\r\n"), writer: c)
         #expect(try harness.written().isEmpty, "a chunk went out after the body's end")

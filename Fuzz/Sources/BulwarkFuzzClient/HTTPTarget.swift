@@ -148,7 +148,7 @@ final class Harness {
                     decompression: self.scenario.decompression,
                     idleRead: self.scenario.idleRead,
                     id: 1,
-                    clientCertificateRejection: failure
+                    failure: failure
                 )
             } else {
                 self.http1 = try Connector.addHTTP1Handlers(

@@ -342,8 +342,8 @@ struct Connector: Sendable {
             negotiated in
             let sync = channel.pipeline.syncOperations
             if negotiated == "h2" {
-                let (multiplexer, rejection) = try Self.addHTTP2Handlers(to: sync, host: host, port: port)
-                return Configured.http2(NIOLoopBound(multiplexer, eventLoop: channel.eventLoop), rejection)
+                let (multiplexer, failure) = try Self.addHTTP2Handlers(to: sync, host: host, port: port)
+                return Configured.http2(NIOLoopBound(multiplexer, eventLoop: channel.eventLoop), failure)
             }
             let handler = try Self.addHTTP1Handlers(
                 to: sync,
@@ -355,7 +355,7 @@ struct Connector: Sendable {
             return Configured.http1(NIOLoopBound(handler, eventLoop: channel.eventLoop))
         }.map { channel, configured, trust in
             switch configured {
-            case .http2(let multiplexer, let rejection):
+            case .http2(let multiplexer, let failure):
                 return .http2(
                     HTTP2Connection(
                         channel: channel,
@@ -365,7 +365,7 @@ struct Connector: Sendable {
                         decompression: decompression,
                         idleRead: idleRead,
                         id: id,
-                        clientCertificateRejection: rejection
+                        failure: failure
                     )
                 )
             case .http1(let handler):
@@ -459,11 +459,11 @@ struct Connector: Sendable {
         ) { stream in stream.eventLoop.makeSucceededVoidFuture() }
         // A server refusing the client certificate (or its absence) after a TLS 1.3 handshake: kept for the
         // streams, which only see the connection close.
-        let rejection = NIOLockedValueBox<BulwarkError?>(nil)
-        try sync.addHandler(ClientCertificateRejectionRecorder(host: host, port: port, rejection: rejection))
+        let failure = NIOLockedValueBox<BulwarkError?>(nil)
+        try sync.addHandler(ClientCertificateRejectionRecorder(host: host, port: port, rejection: failure))
         // Last: a connection error closes the connection (RFC 9113 section 5.4.1), its reason kept for the streams.
-        try sync.addHandler(HTTP2ConnectionErrorHandler(host: host, failure: rejection))
-        return (multiplexer, rejection)
+        try sync.addHandler(HTTP2ConnectionErrorHandler(host: host, failure: failure))
+        return (multiplexer, failure)
     }
 
     static func addHTTP1Handlers(

@@ -45,8 +45,10 @@ final class HTTP2Connection: Sendable {
     let id: Int
     /// The oldest sign-out epoch whose credentials went over this connection; see ``ConnectionPool/signOut()``.
     let credentialEpoch = NIOLockedValueBox<Int?>(nil)
-    /// The server's refusal of the client certificate, once it arrived (see ``ClientCertificateRejectionRecorder``).
-    let clientCertificateRejection: NIOLockedValueBox<BulwarkError?>
+    /// Why the connection failed, once that is known, for its streams' requests to fail with (they only see it close):
+    /// the server's refusal of the client certificate (``ClientCertificateRejectionRecorder``), or bytes it sent that
+    /// the client cannot read (``HTTP2ConnectionErrorHandler``).
+    let failure: NIOLockedValueBox<BulwarkError?>
     /// Requests holding this connection, and whether it drains (closes once the last of them ends): see
     /// ``drain()``.
     private let usage = NIOLockedValueBox(Usage())
@@ -64,9 +66,9 @@ final class HTTP2Connection: Sendable {
         decompression: BulwarkClient.Decompression?,
         idleRead: TimeAmount,
         id: Int,
-        clientCertificateRejection: NIOLockedValueBox<BulwarkError?> = NIOLockedValueBox(nil)
+        failure: NIOLockedValueBox<BulwarkError?> = NIOLockedValueBox(nil)
     ) {
-        self.clientCertificateRejection = clientCertificateRejection
+        self.failure = failure
         self.channel = channel
         self.multiplexer = multiplexer
         self.trust = trust
@@ -128,7 +130,7 @@ final class HTTP2Connection: Sendable {
         }
         streamPromise.futureResult.whenFailure { error in
             self.leaseEnded()
-            opened.fail(self.replacingWithRejection(HTTPExchangeHandler.map(error, host: self.host)))
+            opened.fail(self.replacingWithFailure(HTTPExchangeHandler.map(error, host: self.host)))
         }
         return opened.futureResult
     }
@@ -164,9 +166,9 @@ final class HTTP2Connection: Sendable {
         return stream.eventLoop.makeSucceededVoidFuture()
     }
 
-    /// `error`, or the server's refusal of the client certificate when that is why the connection ended.
-    func replacingWithRejection(_ error: any Error) -> any Error {
-        self.clientCertificateRejection.withLockedValue { $0 } ?? error
+    /// `error`, or why the connection failed when that is known (``failure``).
+    func replacingWithFailure(_ error: any Error) -> any Error {
+        self.failure.withLockedValue { $0 } ?? error
     }
 
     /// The handlers of one HTTP/2 stream, from the frames to the exchange handler it returns.

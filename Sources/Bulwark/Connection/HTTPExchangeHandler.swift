@@ -43,26 +43,26 @@ final class Exchange {
     let onComplete: (Bool) -> Void
     /// An HTTP/2 connection's record of the server refusing the client certificate: the error a head fails with
     /// once it is there (the stream itself only saw its connection close).
-    let rejection: NIOLockedValueBox<BulwarkError?>?
+    let connectionFailure: NIOLockedValueBox<BulwarkError?>?
     var deadlineTask: Scheduled<Void>?
 
     init(
         host: String,
         headPromise: EventLoopPromise<(HTTPResponseHead, ResponseBodyContent)>,
         requestKeepAlive: Bool,
-        rejection: NIOLockedValueBox<BulwarkError?>? = nil,
+        connectionFailure: NIOLockedValueBox<BulwarkError?>? = nil,
         onComplete: @escaping (Bool) -> Void
     ) {
         self.host = host
         self.headPromise = headPromise
         self.requestKeepAlive = requestKeepAlive
-        self.rejection = rejection
+        self.connectionFailure = connectionFailure
         self.onComplete = onComplete
     }
 
-    /// Fails the head with `error`, or with the connection's client-certificate rejection when there is one.
+    /// Fails the head with `error`, or with why the HTTP/2 connection failed when that is known.
     func failHead(_ error: any Error) {
-        self.headPromise.fail(self.rejection?.withLockedValue { $0 } ?? error)
+        self.headPromise.fail(self.connectionFailure?.withLockedValue { $0 } ?? error)
     }
 }
 
@@ -243,7 +243,7 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
             writer.fail(self.closedError)
             return
         }
-        guard self.isInFlight(writer) else {
+        guard self.isInFlight(writer.exchange) else {
             // Its request is not the one being written: the chunk would go out with no head, or into another
             // exchange's body.
             writer.fail(Self.noRequestError(host: self.host))
@@ -287,7 +287,7 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
             promise.fail(self.closedError)
             return
         }
-        guard self.isInFlight(writer) else {
+        guard self.isInFlight(writer.exchange) else {
             promise.fail(Self.noRequestError(host: self.host))
             return
         }
@@ -297,9 +297,9 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
         context.writeAndFlush(self.wrapOutboundOut(.end(nil)), promise: promise)
     }
 
-    /// Whether `writer`'s exchange is the one in flight on this handler.
-    private func isInFlight(_ writer: RequestBodyWriter) -> Bool {
-        self.exchange != nil && writer.exchange == self.exchangeNumber
+    /// Whether exchange `number` (``exchangeNumber`` when it started) is the one in flight on this handler.
+    private func isInFlight(_ number: UInt64) -> Bool {
+        self.exchange != nil && number == self.exchangeNumber
     }
 
     private static func noRequestError(host: String) -> BulwarkError {
@@ -334,14 +334,14 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// with its declared length, in which case the request was sent whole and the connection may serve another
     /// exchange by now.
     func failBody(_ error: BulwarkError, writer: RequestBodyWriter) {
-        guard writer.end != .byLength, self.isInFlight(writer) else { return }
+        guard writer.end != .byLength, self.isInFlight(writer.exchange) else { return }
         self.fail(error)
     }
 
     /// Fails exchange `number` (``exchangeNumber`` when it started), if it is still the one in flight: a cancellation
     /// or a shutdown may reach the handler once the connection serves another exchange.
     func fail(_ error: BulwarkError, exchange number: UInt64) {
-        guard self.exchange != nil, number == self.exchangeNumber else { return }
+        guard self.isInFlight(number) else { return }
         self.fail(error)
     }
 

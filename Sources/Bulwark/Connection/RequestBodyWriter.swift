@@ -21,8 +21,7 @@ final class RequestBodyWriter: Sendable {
     /// The number of the exchange this body belongs to on its handler (``HTTPExchangeHandler/exchangeNumber``): the
     /// handler writes nothing of a writer whose exchange is not the one in flight.
     let exchange: UInt64
-    /// Read and set on the event loop only, by the handler.
-    private let endState = NIOLockedValueBox(End.open)
+    private let endState: NIOLoopBoundBox<End>
 
     /// Whether the body reached its end on the connection.
     enum End {
@@ -36,12 +35,13 @@ final class RequestBodyWriter: Sendable {
     init(handler: NIOLoopBound<HTTPExchangeHandler>, exchange: UInt64) {
         self.handler = handler
         self.exchange = exchange
+        self.endState = .makeBoxSendingValue(.open, eventLoop: handler.eventLoop)
     }
 
-    /// On the event loop.
+    /// On the event loop, by the handler.
     var end: End {
-        get { self.endState.withLockedValue { $0 } }
-        set { self.endState.withLockedValue { $0 = newValue } }
+        get { self.endState.value }
+        set { self.endState.value = newValue }
     }
 
     /// Hands one chunk to the connection; suspends while the connection is behind.

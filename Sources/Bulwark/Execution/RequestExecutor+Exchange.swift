@@ -116,9 +116,9 @@ extension RequestExecutor {
     /// RFC 9110 section 9.2.2.
     static let idempotentMethods: [HTTPMethod] = [.GET, .HEAD, .OPTIONS, .TRACE, .PUT, .DELETE]
 
-    /// Starts the exchange on a connection's or a stream's handler, with an HTTP/2 connection's client-certificate
-    /// rejection (the error its head fails with once the server sent one) and what to do when it completes (whether
-    /// the connection can be reused); returns the response head's future.
+    /// Starts the exchange on a connection's or a stream's handler, with an HTTP/2 connection's failure (the error its
+    /// head fails with once the connection failed) and what to do when it completes (whether the connection can be
+    /// reused); returns the response head's future.
     private typealias BeginExchange =
         @Sendable (
             NIOLoopBound<HTTPExchangeHandler>, NIOLockedValueBox<BulwarkError?>?, @escaping (Bool) -> Void
@@ -271,13 +271,13 @@ extension RequestExecutor {
                 // On the connection's event loop, where its TLS handler may be asked.
                 hop.connected(tlsVersion: Self.tlsVersion(of: lease.connection.channel))
             }
-            let begin: BeginExchange = { handler, rejection, onComplete in
+            let begin: BeginExchange = { handler, connectionFailure, onComplete in
                 let promise = handler.eventLoop.makePromise(of: (HTTPResponseHead, ResponseBodyContent).self)
                 let exchange = Exchange(
                     host: host,
                     headPromise: promise,
                     requestKeepAlive: head.isKeepAlive,
-                    rejection: rejection,
+                    connectionFailure: connectionFailure,
                     onComplete: onComplete
                 )
                 if handler.value.start(
@@ -302,7 +302,7 @@ extension RequestExecutor {
                 return connection.channel.eventLoop.makeSucceededFuture(started)
             case .http2(let connection):
                 return connection.openStream(sensitiveHeaderNames: sensitiveHeaderNames) { stream, handler in
-                    let response = begin(handler, connection.clientCertificateRejection) { _ in
+                    let response = begin(handler, connection.failure) { _ in
                         registration.end()
                         // A stream whose request and response both ended is closed by NIO once the frame that
                         // ended it has been handled: closing it here, before that, sends a RST_STREAM, and NIO's
