@@ -79,7 +79,7 @@ struct ConnectionPoolStateMachineTests {
         #expect(step9 == .enqueued)
         let h2 = FakeConnection("h2")
         let step10 = machine.connectedHTTP2(h2, key: Self.key)
-        #expect(step10 == [7])
+        #expect(step10.waiters == [7] && step10.replaced == nil)
         let step11 = machine.acquire(Self.key)
         #expect(self.leasedHTTP2(step11.action) === h2)
         #expect(machine.openConnectionCount == 1)
@@ -229,6 +229,69 @@ struct ConnectionPoolStateMachineTests {
         #expect(!step31)
     }
 
+    /// Found by the attack review (helper-27): an HTTP/2 connection the pool no longer hands out (the server's GOAWAY)
+    /// may carry streams until it closes. Sign-out and shutdown must still close it, and it still counts as open until
+    /// its close is reported. Before, the pool forgot it when a request found it draining.
+    @Test func aDrainingHTTP2ConnectionIsStillClosedBySignOutAndShutdown() {
+        var machine = Machine(maximumConnectionsPerHost: 4)
+        _ = machine.acquire(Self.key)
+        let credentialed = FakeConnection("credentialed")
+        credentialed.credentialEpoch = 0
+        _ = machine.connectedHTTP2(credentialed, key: Self.key)
+        credentialed.isOpen = false
+        #expect(self.isConnect(machine.acquire(Self.key).action))
+        let plain = FakeConnection("plain")
+        _ = machine.connectedHTTP2(plain, key: Self.key)
+        #expect(machine.openConnectionCount == 2)
+        let (_, signedOut) = machine.signOut()
+        #expect(signedOut.elementsEqual([credentialed], by: ===))
+        #expect(machine.openConnectionCount == 1)
+        plain.isOpen = false
+        #expect(self.isConnect(machine.acquire(Self.key).action))
+        #expect(machine.openConnectionCount == 2, "the draining connection and the slot")
+        let other = FakeConnection("other")
+        _ = machine.connectedHTTP2(other, key: Self.key)
+        let (_, closed, _) = machine.shutdown()
+        #expect(Set(closed.map(ObjectIdentifier.init)) == [ObjectIdentifier(plain), ObjectIdentifier(other)])
+        machine.closedHTTP2(plain, key: Self.key)
+        machine.closedHTTP2(other, key: Self.key)
+        #expect(machine.openConnectionCount == 0)
+    }
+
+    /// Found by the attack review (helper-28): two connections dialled side by side (the origin had spoken HTTP/1.1)
+    /// may both speak HTTP/2. The newer carries the key's requests; the older was forgotten, open, out of sign-out's
+    /// and shutdown's reach. Now it is handed back to drain, and stays within their reach until it closes.
+    @Test func anHTTP2ConnectionReplacedByAnotherDrains() {
+        var machine = Machine(maximumConnectionsPerHost: 4)
+        let http1 = self.openHTTP1(&machine, "h1")
+        #expect(self.isConnect(machine.acquire(Self.key).action))
+        #expect(self.isConnect(machine.acquire(Self.key).action))
+        let older = FakeConnection("older")
+        older.credentialEpoch = 0
+        let newer = FakeConnection("newer")
+        #expect(machine.connectedHTTP2(older, key: Self.key).replaced == nil)
+        #expect(machine.connectedHTTP2(newer, key: Self.key).replaced === older)
+        #expect(self.leasedHTTP2(machine.acquire(Self.key).action) === newer)
+        #expect(machine.openConnectionCount == 3, "the HTTP/1.1 connection, the newer and the draining older")
+        #expect(machine.signOut().http2.elementsEqual([older], by: ===))
+        _ = machine.release(http1, key: Self.key, reusable: false)
+        #expect(machine.openConnectionCount == 1)
+    }
+
+    /// A draining connection's close is reported: it no longer counts.
+    @Test func aDrainingHTTP2ConnectionIsForgottenWhenItCloses() {
+        var machine = Machine(maximumConnectionsPerHost: 4)
+        _ = machine.acquire(Self.key)
+        let h2 = FakeConnection("h2")
+        _ = machine.connectedHTTP2(h2, key: Self.key)
+        h2.isOpen = false
+        #expect(self.isConnect(machine.acquire(Self.key).action))
+        #expect(machine.openConnectionCount == 2)
+        machine.closedHTTP2(h2, key: Self.key)
+        #expect(machine.openConnectionCount == 1)
+        #expect(machine.signOut().http2.isEmpty)
+    }
+
     @Test func signOutClosesCredentialedIdleAndHTTP2ConnectionsOnly() {
         var machine = Machine(maximumConnectionsPerHost: 4)
         let credentialed = self.openHTTP1(&machine, "credentialed")
@@ -362,8 +425,13 @@ struct ConnectionPoolStateMachineTests {
         #expect(self.isConnect(machine.acquire(late).action))
         _ = machine.retire { $0 == late }
         #expect(machine.isRetired(late))
-        _ = machine.connectedHTTP2(FakeConnection("late"), key: late)
+        let lateConnection = FakeConnection("late")
+        _ = machine.connectedHTTP2(lateConnection, key: late)
         #expect(machine.keyCount == 0)
+        // Both drain: open until their close is reported.
+        #expect(machine.openConnectionCount == 2)
+        machine.closedHTTP2(h2, key: Self.key)
+        machine.closedHTTP2(lateConnection, key: late)
         #expect(machine.openConnectionCount == 0)
     }
 

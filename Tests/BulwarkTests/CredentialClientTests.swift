@@ -373,6 +373,35 @@ struct CredentialClientTests {
         )
     }
 
+    /// Found by the attack review of the GOAWAY change (helper-28; older than it): sign-out closes an HTTP/2
+    /// connection that carried credentials, and a GET in flight on it was then sent once more, old `Authorization`
+    /// and all, on a new connection (the retry on a stale connection). A request whose credentials a sign-out ended is
+    /// never sent again.
+    @Test("over HTTP/2, a request in flight at sign-out is not sent again with its credentials")
+    func inFlightRequestNotResentAfterSignOut() async throws {
+        try await TwoOrigins.with(
+            alpn: ["h2"],
+            configure: { configuration, portA, _ in
+                configuration.credentials = try Self.store(token: "in-flight-token", portA: portA)
+            },
+            { origins in
+                _ = try await origins.headers(Self.a)
+                let slow = Task {
+                    try await origins.client.execute(BulwarkRequest(url: origins.url(Self.a, "/slow/1500")))
+                }
+                while !origins.serverA.requests.contains(where: { $0.path == "/slow/1500" }) {
+                    try await Task.sleep(for: .milliseconds(20))
+                }
+                let summary = await origins.client.signOut()
+                #expect(summary.connectionsClosed == 1)
+                let result = await slow.result
+                #expect(throws: BulwarkError.self) { try result.get() }
+                #expect(origins.serverA.requests.filter { $0.path == "/slow/1500" }.count == 1)
+                #expect(origins.serverA.acceptedConnections == 1)
+            }
+        )
+    }
+
     @Test("over HTTP/2, credential headers are sent never indexed, so HPACK keeps no copy of them")
     func http2NeverIndexed() async throws {
         try await TwoOrigins.with(

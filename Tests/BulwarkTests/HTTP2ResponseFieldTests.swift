@@ -18,6 +18,8 @@ final class HTTP2InMemoryPair {
     let multiplexer: NIOHTTP2Handler.StreamMultiplexer
     /// Why the connection failed, as the connection keeps it for its streams.
     let failure: NIOLockedValueBox<BulwarkError?>
+    /// The requests holding the connection and whether it drains, as the connection keeps them.
+    let usage: NIOLockedValueBox<HTTP2Connection.Usage>
     let serverFrames = ServerFrames()
     /// Errors the two connection pipelines raised (a stream's error is raised on its connection's pipeline too).
     var errors: [any Error] = []
@@ -38,9 +40,10 @@ final class HTTP2InMemoryPair {
         init(_ value: Value) { self.value = value }
     }
 
-    /// With `serverChecksBlocks`, the server runs NIOHTTP2's checks of the blocks it receives (its default).
-    init(serverChecksBlocks: Bool = false) throws {
-        (self.multiplexer, self.failure) = try Connector.addHTTP2Handlers(
+    /// With `serverChecksBlocks`, the server runs NIOHTTP2's checks of the blocks it receives (its default); with
+    /// `serverMaximumStreams`, it announces that limit of concurrent streams.
+    init(serverChecksBlocks: Bool = false, serverMaximumStreams: Int? = nil) throws {
+        (self.multiplexer, self.failure, self.usage) = try Connector.addHTTP2Handlers(
             to: self.client.pipeline.syncOperations,
             host: Self.host,
             port: 443
@@ -48,6 +51,8 @@ final class HTTP2InMemoryPair {
         try self.server.pipeline.syncOperations.addHandler(
             NIOHTTP2Handler(
                 mode: .server,
+                initialSettings: nioDefaultSettings
+                    + (serverMaximumStreams.map { [HTTP2Setting(parameter: .maxConcurrentStreams, value: $0)] } ?? []),
                 headerBlockValidation: serverChecksBlocks ? .enabled : .disabled,
                 contentLengthValidation: .disabled
             )
@@ -76,24 +81,22 @@ final class HTTP2InMemoryPair {
         }
     }
 
-    /// Sends a GET on a new stream, answers it with `blocks` (the last one ends the stream; a body of `body` bytes
-    /// after the first block when given), and returns how the exchange ended: the head's status and fields, or its
-    /// error.
-    func exchange(
-        answering blocks: [[(String, String)]],
-        body: String? = nil,
+    /// Opens a stream and starts a `method` request on it (its head and end written, the bytes moved); returns where
+    /// its outcome will be and whether the exchange handler started it.
+    func start(
         method: HTTPMethod = .GET,
-        requestFields: [(String, String)] = [],
-        refusedByClient: Bool = false
-    ) throws -> Result<(HTTPResponseHead, ResponseBodyContent), BulwarkError>? {
+        requestFields: [(String, String)] = []
+    ) throws -> (outcome: ThreadBox<Result<(HTTPResponseHead, ResponseBodyContent), BulwarkError>?>, started: Bool) {
         let streamPromise = self.client.eventLoop.makePromise(of: (any Channel).self)
         let handlerBox = ThreadBox<HTTPExchangeHandler?>(nil)
+        let usage = self.usage
         self.multiplexer.createStreamChannel(promise: streamPromise) { stream in
             stream.eventLoop.makeCompletedFuture {
                 let handler = try HTTP2Connection.addStreamHandlers(
                     to: stream.pipeline.syncOperations,
                     sensitiveHeaderNames: [],
                     host: Self.host,
+                    usage: usage,
                     decompression: nil,
                     idleRead: .seconds(30)
                 )
@@ -122,6 +125,22 @@ final class HTTP2InMemoryPair {
         let started = handler.start(exchange, head: head, body: nil, endsRequest: true, deadline: nil)
         self.client.embeddedEventLoop.run()
         try self.interact()
+        return (outcome, started)
+    }
+
+    /// Sends a GET on a new stream, answers it with `blocks` (the last one ends the stream unless `endsStream` is
+    /// false; a body of `body` bytes after the first block when given), then with `frames` made for the stream's ID,
+    /// and returns how the exchange ended: the head's status and fields, or its error.
+    func exchange(
+        answering blocks: [[(String, String)]],
+        body: String? = nil,
+        method: HTTPMethod = .GET,
+        requestFields: [(String, String)] = [],
+        refusedByClient: Bool = false,
+        endsStream: Bool = true,
+        then frames: (HTTP2StreamID) -> [HTTP2Frame] = { _ in [] }
+    ) throws -> Result<(HTTPResponseHead, ResponseBodyContent), BulwarkError>? {
+        let (outcome, started) = try self.start(method: method, requestFields: requestFields)
         // A request the client's NIOHTTP2 refuses never reaches the server: how it ended is all there is.
         if refusedByClient { return outcome.value }
         #expect(started)
@@ -129,7 +148,7 @@ final class HTTP2InMemoryPair {
             self.serverFrames.received.last { if case .headers = $0.payload { true } else { false } }
         )
         for (index, block) in blocks.enumerated() {
-            let last = index == blocks.count - 1
+            let last = index == blocks.count - 1 && endsStream
             let headers = HPACKHeaders(block)
             if index == 0, let body {
                 try self.server.writeOutbound(
@@ -145,6 +164,7 @@ final class HTTP2InMemoryPair {
                 )
             }
         }
+        for frame in frames(request.streamID) { try self.server.writeOutbound(frame) }
         try self.interact()
         self.client.embeddedEventLoop.run()
         try self.interact()

@@ -24,6 +24,7 @@ struct HTTP2ResponseStatusTests {
             to: channel.pipeline.syncOperations,
             sensitiveHeaderNames: [],
             host: Self.host,
+            usage: nil,
             decompression: nil,
             idleRead: .seconds(30)
         )

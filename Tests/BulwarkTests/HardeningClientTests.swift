@@ -195,6 +195,76 @@ struct HardeningClientTests {
         }
     }
 
+    /// A server draining an HTTP/2 connection sends GOAWAY and may keep the connection open while its streams finish
+    /// (RFC 9113 section 6.8; nginx does so after `keepalive_requests`): the client must open no new stream on it.
+    /// Before, the pool handed the connection to the next request, NIOHTTP2 refused its stream's HEADERS and failed
+    /// only their write, and the request waited for its read timeout (30 s: read_timeout), a POST as well as a GET.
+    @Test("requests after the server's GOAWAY go to a new HTTP/2 connection", arguments: ["GET", "POST"])
+    func http2GoAwayMovesRequestsToANewConnection(method: String) async throws {
+        let harness = try RedirectHarness()
+        try await harness.withOrigin(alpn: ["h2"]) { server, client, _ in
+            let (first, firstBody) = try await Harness.get(
+                client,
+                RedirectHarness.url(RedirectHarness.originHost, server, "/goaway")
+            )
+            #expect(first.status == .ok && firstBody == "going away")
+            let response = try await client.execute(
+                BulwarkRequest(
+                    url: RedirectHarness.url(RedirectHarness.originHost, server, "/echo"),
+                    method: HTTPMethod(rawValue: method),
+                    body: method == "POST" ? .string("after goaway") : nil
+                )
+            )
+            let body = try await response.body.collect(upTo: 1 << 20)
+            #expect(response.status == .ok)
+            #expect(String(buffer: body) == (method == "POST" ? "after goaway" : ""))
+            #expect(server.acceptedConnections == 2, "the request after GOAWAY opens a new connection")
+        }
+    }
+
+    /// A stream the server refused with GOAWAY was not processed (RFC 9113 sections 6.8 and 8.7): it may be sent
+    /// again whatever its method. Before, a POST whose stream the server's GOAWAY refused failed
+    /// (remote_connection_closed, REFUSED_STREAM), as a request the server may have acted on.
+    @Test("a POST refused by the server's GOAWAY is sent again on a new HTTP/2 connection")
+    func http2RefusedStreamIsSentAgain() async throws {
+        let harness = try RedirectHarness()
+        try await harness.withOrigin(alpn: ["h2"]) { server, client, _ in
+            _ = try await Harness.get(client, RedirectHarness.url(RedirectHarness.originHost, server, "/hello"))
+            let response = try await client.execute(
+                BulwarkRequest(
+                    url: RedirectHarness.url(RedirectHarness.originHost, server, "/goaway-refused"),
+                    method: .POST,
+                    body: .string("once")
+                )
+            )
+            let body = try await response.body.collect(upTo: 1 << 20)
+            #expect(response.status == .ok && String(buffer: body) == "served")
+            #expect(server.acceptedConnections == 2)
+            #expect(server.requests.map(\.path) == ["/hello", "/goaway-refused", "/goaway-refused"])
+        }
+    }
+
+    /// A server that refuses every stream: the request is sent again at most four times (helper-28), and each
+    /// connection takes two refusals before it drains (as in OkHttp), so five attempts go over three connections.
+    @Test("a request every stream of which the server refuses fails after four resends over three connections")
+    func http2RefusedStreamsAreBounded() async throws {
+        let harness = try RedirectHarness()
+        try await harness.withOrigin(alpn: ["h2"]) { server, client, _ in
+            let error = await Harness.expectError(.remoteConnectionClosed) {
+                _ = try await client.execute(
+                    BulwarkRequest(
+                        url: RedirectHarness.url(RedirectHarness.originHost, server, "/refused-stream"),
+                        method: .POST,
+                        body: .string("refused")
+                    )
+                )
+            }
+            #expect(error?.description.contains("REFUSED_STREAM") == true, "\(String(describing: error))")
+            #expect(server.requests.count == 5)
+            #expect(server.acceptedConnections == 3)
+        }
+    }
+
     /// HTTP/2 server push is never wanted: the client says so in its first SETTINGS (RFC 9113 section 6.5.2).
     @Test("the HTTP/2 client sends SETTINGS_ENABLE_PUSH = 0")
     func http2DisablesPush() async throws {

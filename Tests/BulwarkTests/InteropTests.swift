@@ -316,6 +316,33 @@ struct InteropClientTests {
         #expect(Set(log.map(\.connection)).count == 1, "\(log)")
     }
 
+    /// nginx ends an HTTP/2 connection after `keepalive_requests` requests: GOAWAY naming the last stream it serves,
+    /// then it closes the connection once that stream is done, and leaves the streams after it unanswered. Before,
+    /// those streams failed (remote_connection_closed, "the connection was closed before the response was complete"),
+    /// and a request handed the connection between the GOAWAY and the close could wait for its read timeout.
+    @Test("nginx over HTTP/2 with keepalive_requests 2: every request after its GOAWAY goes to a new connection")
+    func nginxHTTP2GoAway() async throws {
+        let nginx = try await NginxServer.start(chain: chain, variant: .modern, keepaliveRequests: 2)
+        defer { nginx.stop() }
+        try await withClient(.default(roots: .custom([root]))) { client in
+            for _ in 0..<10 {
+                let (response, body) = try await get(client, port: nginx.port, "/hello")
+                #expect(response.httpVersion == .http2 && String(buffer: body) == "hello from nginx\n")
+            }
+            try await withThrowingTaskGroup(of: String.self) { group in
+                // Eight at once on one connection: nginx serves two and its GOAWAY leaves the others unprocessed;
+                // they go to the next connection, which serves two more, and so on (three times sent again).
+                for _ in 0..<8 {
+                    group.addTask { String(buffer: try await get(client, port: nginx.port, "/hello").1) }
+                }
+                for try await body in group { #expect(body == "hello from nginx\n") }
+            }
+        }
+        let log = try await nginx.accessLog(atLeast: 18)
+        #expect(log.count == 18, "\(log)")
+        #expect(log.allSatisfy { $0.requestOnConnection <= 2 && $0.protocolVersion == "HTTP/2.0" }, "\(log)")
+    }
+
     @Test("nginx over HTTP/1.1: two GETs of /hello on one keep-alive connection")
     func nginxHTTP1KeepAlive() async throws {
         let nginx = try await NginxServer.start(chain: chain, variant: .modernHTTP1)

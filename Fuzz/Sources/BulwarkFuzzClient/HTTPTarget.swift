@@ -139,7 +139,7 @@ final class Harness {
         do {
             let sync = self.channel.pipeline.syncOperations
             if self.scenario.http2 {
-                let (multiplexer, failure) = try Connector.addHTTP2Handlers(to: sync, host: host, port: 443)
+                let (multiplexer, failure, usage) = try Connector.addHTTP2Handlers(to: sync, host: host, port: 443)
                 self.http2 = HTTP2Connection(
                     channel: self.channel,
                     multiplexer: NIOLoopBound(multiplexer, eventLoop: self.channel.eventLoop),
@@ -148,7 +148,8 @@ final class Harness {
                     decompression: self.scenario.decompression,
                     idleRead: self.scenario.idleRead,
                     id: 1,
-                    failure: failure
+                    failure: failure,
+                    usage: usage
                 )
             } else {
                 self.http1 = try Connector.addHTTP1Handlers(

@@ -45,8 +45,12 @@ extension BulwarkClient {
         /// crossed the close on the wire). Only requests that are safe to send twice are: idempotent methods (GET,
         /// HEAD, OPTIONS, TRACE, PUT, DELETE; RFC 9110 section 9.2.2) with a body that can be sent again, and
         /// requests of which no byte was written. A POST or PATCH that reached the server is never resent, since
-        /// the server may have acted on it; its caller gets ``BulwarkError/Code/remoteConnectionClosed``. On by
-        /// default, as in AsyncHTTPClient and OkHttp; `false` never resends.
+        /// the server may have acted on it; its caller gets ``BulwarkError/Code/remoteConnectionClosed``. A request
+        /// an HTTP/2 server says it did not process (refused with `REFUSED_STREAM`, or a stream above the last one
+        /// its GOAWAY names, before any response) is sent again whatever its method, up to four times (RFC 9113
+        /// section 8.7); a connection that sent GOAWAY, or refused a second stream, takes no new request. Nothing is
+        /// sent again once the task is cancelled, or after a ``BulwarkClient/signOut()`` that ended the request's
+        /// credentials. On by default, as in AsyncHTTPClient and OkHttp; `false` never resends.
         public var retriesRequestsOnStaleConnections: Bool = true
         /// Connect to another address for a host and port, like curl's `--resolve HOST:PORT:ADDR`: the TLS name
         /// (SNI) and the trust evaluation still use the URL's host. An override applies to a proxy's host and port

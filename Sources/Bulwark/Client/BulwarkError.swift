@@ -112,6 +112,10 @@ public struct BulwarkError: Error, Hashable, Sendable, CustomStringConvertible, 
     /// The redirects of the request up to the refusal, for ``Code/redirectRefused`` (the refused hop is the last).
     public let redirects: [RedirectRecord]
     let detail: String?
+    /// Whether the server is known not to have processed the request: HTTP/2 refused its stream (REFUSED_STREAM, or a
+    /// GOAWAY naming an earlier stream), or NIOHTTP2 did not open it after the server's GOAWAY. Such a request may be
+    /// sent again whatever its method (RFC 9113 section 8.7). Not compared by `==`.
+    let unprocessed: Bool
     /// What the library underneath reported, verbatim: for ``debugDescription`` only.
     private let underlying: String?
     /// The file in Bulwark where the error was made, as `#fileID` gives it (`Bulwark/BulwarkClient.swift`), for bug
@@ -129,12 +133,14 @@ public struct BulwarkError: Error, Hashable, Sendable, CustomStringConvertible, 
         trustRefusal: TrustRefusal? = nil,
         redirectRefusal: RedirectRefusal? = nil,
         redirects: [RedirectRecord] = [],
+        unprocessed: Bool = false,
         file: String = #fileID,
         line: UInt = #line
     ) {
         self.code = code
         self.host = host
         self.detail = detail
+        self.unprocessed = unprocessed
         self.underlying = underlying
         self.trustRefusal = trustRefusal
         self.redirectRefusal = redirectRefusal

@@ -297,12 +297,14 @@ final class ConnectionPool: Sendable {
             for waiter in waiters { waiter.resume(returning: nil) }
             http1.channel.closeFuture.whenComplete { _ in self.closed(http1, key: key) }
         case .http2(let http2):
-            let (waiters, retired) = self.state.withLockedValue { state in
-                let waiters = state.takeWaiters(state.machine.connectedHTTP2(http2, key: key))
+            let (waiters, retired, replaced) = self.state.withLockedValue { state in
+                let connected = state.machine.connectedHTTP2(http2, key: key)
+                let waiters = state.takeWaiters(connected.waiters)
                 // The opener's lease and the waiters'.
                 for _ in 0...waiters.count { http2.leaseTaken() }
-                return (waiters, state.machine.isRetired(key) || state.machine.isShutdown)
+                return (waiters, state.machine.isRetired(key) || state.machine.isShutdown, connected.replaced)
             }
+            replaced?.drain()
             for waiter in waiters { waiter.resume(returning: Lease(connection: .http2(http2), isReused: true)) }
             http2.channel.closeFuture.whenComplete { _ in
                 self.state.withLockedValue { $0.machine.closedHTTP2(http2, key: key) }
@@ -482,8 +484,6 @@ extension HTTP1Connection: PoolableConnection {
 }
 
 extension HTTP2Connection: PoolableConnection {
-    var isOpen: Bool { self.channel.isActive }
-
     func carriedCredentials(before epoch: Int) -> Bool {
         PooledConnection.http2(self).carriedCredentials(before: epoch)
     }

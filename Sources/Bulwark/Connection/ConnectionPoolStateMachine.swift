@@ -57,6 +57,10 @@ struct ConnectionPoolStateMachine<Key: Hashable, HTTP1: PoolableConnection, HTTP
     }
 
     fileprivate var keys: [Key: PerKey] = [:]
+    /// HTTP/2 connections no longer handed out that may still carry streams until they close: drained (their key
+    /// retired) or found not open by ``acquire(_:evenIfRetired:retired:)`` (the server's GOAWAY, or a close not yet
+    /// reported by ``closedHTTP2(_:key:)``). Sign-out and shutdown still close them.
+    private var drainingHTTP2: [HTTP2] = []
     private var generation = 0
     private(set) var isShutdown = false
     /// Incremented by each sign-out.
@@ -113,14 +117,20 @@ struct ConnectionPoolStateMachine<Key: Hashable, HTTP1: PoolableConnection, HTTP
         let epoch = self.credentialEpoch
         let maximum = self.maximumConnectionsPerHost
         // In place (one look-up, and the key's arrays are not copied, as they would be in a copy of its entry).
-        return Self.acquire(&self.keys[key, default: PerKey()], credentialEpoch: epoch, maximumConnections: maximum)
+        return Self.acquire(
+            &self.keys[key, default: PerKey()],
+            credentialEpoch: epoch,
+            maximumConnections: maximum,
+            draining: &self.drainingHTTP2
+        )
     }
 
     /// ``acquire(_:evenIfRetired:retired:)`` for a key that is not retired, on its entry.
     private static func acquire(
         _ perKey: inout PerKey,
         credentialEpoch: Int,
-        maximumConnections: Int
+        maximumConnections: Int,
+        draining: inout [HTTP2]
     ) -> Acquired {
         var result = Acquired(action: .wait)
         if let http2 = perKey.http2 {
@@ -132,6 +142,8 @@ struct ConnectionPoolStateMachine<Key: Hashable, HTTP1: PoolableConnection, HTTP
                 result.action = .lease(.http2(http2), reused: true, idleGeneration: nil)
                 return result
             } else {
+                // Draining (the server's GOAWAY) or closed: its streams may still run until it closes.
+                draining.append(http2)
                 perKey.http2 = nil
             }
         }
@@ -191,19 +203,28 @@ struct ConnectionPoolStateMachine<Key: Hashable, HTTP1: PoolableConnection, HTTP
     }
 
     /// A new connection for a ``AcquireAction/connect`` slot spoke HTTP/2: it serves every request to `key` from
-    /// now on. The waiters to hand it to.
+    /// now on. The waiters to hand it to, and the key's earlier HTTP/2 connection it replaces, to drain.
     /// A connection of a retired key is not kept: it serves the request that opened it and then drains (see
     /// ``isRetired(_:)``).
-    mutating func connectedHTTP2(_ connection: HTTP2, key: Key) -> [Int] {
+    mutating func connectedHTTP2(_ connection: HTTP2, key: Key) -> (waiters: [Int], replaced: HTTP2?) {
         var perKey = self.keys[key, default: PerKey()]
         perKey.open -= 1
         perKey.knownHTTP1 = false
+        // Two connections dialled side by side (the origin had spoken HTTP/1.1) may both speak HTTP/2: the newer one
+        // carries the key's requests, and the older one drains (helper-28: it was forgotten, open, out of sign-out's
+        // and shutdown's reach).
+        var replaced: HTTP2?
+        if let old = perKey.http2, old !== connection {
+            replaced = old
+            self.drainingHTTP2.append(old)
+        }
         perKey.http2 = perKey.retired ? nil : connection
+        if perKey.retired { self.drainingHTTP2.append(connection) }
         let waiters = perKey.waiters
         perKey.waiters = []
         self.keys[key] = perKey
         self.forgetIfDone(key)
-        return waiters
+        return (waiters, replaced)
     }
 
     /// A ``AcquireAction/connect`` slot's connection could not be opened: the slot is free again. The waiter to
@@ -315,9 +336,10 @@ struct ConnectionPoolStateMachine<Key: Hashable, HTTP1: PoolableConnection, HTTP
         return (idle?.generation, self.popWaiter(key))
     }
 
-    /// An HTTP/2 connection closed: forgotten if it is the key's.
+    /// An HTTP/2 connection closed: forgotten if it is the key's, or a draining one.
     mutating func closedHTTP2(_ connection: HTTP2, key: Key) {
         if self.keys[key]?.http2 === connection { self.keys[key]?.http2 = nil }
+        self.drainingHTTP2.removeAll { $0 === connection }
     }
 
     // MARK: Retiring keys
@@ -347,6 +369,7 @@ struct ConnectionPoolStateMachine<Key: Hashable, HTTP1: PoolableConnection, HTTP
             waiters += perKey.waiters
             perKey.waiters = []
         }
+        self.drainingHTTP2 += http2
         return (idle, http2, waiters)
     }
 
@@ -382,6 +405,8 @@ struct ConnectionPoolStateMachine<Key: Hashable, HTTP1: PoolableConnection, HTTP
             }
             self.keys[key] = perKey
         }
+        http2Closed += self.drainingHTTP2.filter { $0.carriedCredentials(before: epoch) }
+        self.drainingHTTP2.removeAll { $0.carriedCredentials(before: epoch) }
         return (idleClosed, http2Closed)
     }
 
@@ -400,14 +425,16 @@ struct ConnectionPoolStateMachine<Key: Hashable, HTTP1: PoolableConnection, HTTP
             self.keys[key]?.waiters = []
             self.keys[key]?.http2 = nil
         }
+        http2 += self.drainingHTTP2
+        self.drainingHTTP2 = []
         return (idle, http2, waiters)
     }
 
     // MARK: Figures
 
-    /// Connections open or being opened, idle ones and HTTP/2 ones included.
+    /// Connections open or being opened, idle ones and HTTP/2 ones (draining ones too) included.
     var openConnectionCount: Int {
-        self.keys.values.reduce(0) { $0 + $1.open + ($1.http2 == nil ? 0 : 1) }
+        self.keys.values.reduce(self.drainingHTTP2.count) { $0 + $1.open + ($1.http2 == nil ? 0 : 1) }
     }
 
     /// The idle connections of `key`, oldest first.

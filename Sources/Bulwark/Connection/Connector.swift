@@ -324,7 +324,11 @@ struct Connector: Sendable {
         }
         enum Configured: Sendable {
             case http1(NIOLoopBound<HTTPExchangeHandler>)
-            case http2(NIOLoopBound<NIOHTTP2Handler.StreamMultiplexer>, NIOLockedValueBox<BulwarkError?>)
+            case http2(
+                NIOLoopBound<NIOHTTP2Handler.StreamMultiplexer>,
+                NIOLockedValueBox<BulwarkError?>,
+                NIOLockedValueBox<HTTP2Connection.Usage>
+            )
         }
         let decompression = self.settings.decompression
         let idleRead = self.settings.timeouts.idleRead
@@ -342,8 +346,8 @@ struct Connector: Sendable {
             negotiated in
             let sync = channel.pipeline.syncOperations
             if negotiated == "h2" {
-                let (multiplexer, failure) = try Self.addHTTP2Handlers(to: sync, host: host, port: port)
-                return Configured.http2(NIOLoopBound(multiplexer, eventLoop: channel.eventLoop), failure)
+                let (multiplexer, failure, usage) = try Self.addHTTP2Handlers(to: sync, host: host, port: port)
+                return Configured.http2(NIOLoopBound(multiplexer, eventLoop: channel.eventLoop), failure, usage)
             }
             let handler = try Self.addHTTP1Handlers(
                 to: sync,
@@ -355,7 +359,7 @@ struct Connector: Sendable {
             return Configured.http1(NIOLoopBound(handler, eventLoop: channel.eventLoop))
         }.map { channel, configured, trust in
             switch configured {
-            case .http2(let multiplexer, let failure):
+            case .http2(let multiplexer, let failure, let usage):
                 return .http2(
                     HTTP2Connection(
                         channel: channel,
@@ -365,7 +369,8 @@ struct Connector: Sendable {
                         decompression: decompression,
                         idleRead: idleRead,
                         id: id,
-                        failure: failure
+                        failure: failure,
+                        usage: usage
                     )
                 )
             case .http1(let handler):
@@ -449,7 +454,11 @@ struct Connector: Sendable {
         to sync: ChannelPipeline.SynchronousOperations,
         host: String,
         port: Int
-    ) throws -> (NIOHTTP2Handler.StreamMultiplexer, NIOLockedValueBox<BulwarkError?>) {
+    ) throws -> (
+        multiplexer: NIOHTTP2Handler.StreamMultiplexer,
+        failure: NIOLockedValueBox<BulwarkError?>,
+        usage: NIOLockedValueBox<HTTP2Connection.Usage>
+    ) {
         // Between TLS and HTTP/2: what HTTP/2 writes between two flushes leaves in one record.
         try sync.addHandler(WriteCoalescingHandler())
         let multiplexer = try sync.configureHTTP2Pipeline(
@@ -457,13 +466,16 @@ struct Connector: Sendable {
             connectionConfiguration: Self.http2ConnectionConfiguration,
             streamConfiguration: .init()
         ) { stream in stream.eventLoop.makeSucceededVoidFuture() }
+        // The server's GOAWAY drains the connection: no new stream goes on it (RFC 9113 section 6.8).
+        let usage = NIOLockedValueBox(HTTP2Connection.Usage())
+        try sync.addHandler(HTTP2GoAwayHandler(usage: usage))
         // A server refusing the client certificate (or its absence) after a TLS 1.3 handshake: kept for the
         // streams, which only see the connection close.
         let failure = NIOLockedValueBox<BulwarkError?>(nil)
         try sync.addHandler(ClientCertificateRejectionRecorder(host: host, port: port, rejection: failure))
         // Last: a connection error closes the connection (RFC 9113 section 5.4.1), its reason kept for the streams.
         try sync.addHandler(HTTP2ConnectionErrorHandler(host: host, failure: failure))
-        return (multiplexer, failure)
+        return (multiplexer, failure, usage)
     }
 
     static func addHTTP1Handlers(

@@ -1,4 +1,5 @@
 import BulwarkPolicy
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOHPACK
 import NIOHTTP1
@@ -59,6 +60,11 @@ final class HTTP2StreamCodec: ChannelDuplexHandler, RemovableChannelHandler {
     private var pending: (payload: HTTP2Frame.FramePayload, promise: EventLoopPromise<Void>?)?
     private var response = ResponseState.awaitingHead
     private var refused = false
+    /// Whether any header block of the response came (an informational one counts): the server processed the request.
+    private var answered = false
+    /// The connection's usage, where ``HTTP2GoAwayHandler`` keeps the last stream the server's GOAWAY said it
+    /// processes (nil without a connection, in tests).
+    private let usage: NIOLockedValueBox<HTTP2Connection.Usage>?
 
     private enum ResponseState {
         /// No final response head yet (informational ones may have come).
@@ -68,10 +74,11 @@ final class HTTP2StreamCodec: ChannelDuplexHandler, RemovableChannelHandler {
         case ended
     }
 
-    init(sensitiveNames: Set<String>, host: String) {
+    init(sensitiveNames: Set<String>, host: String, usage: NIOLockedValueBox<HTTP2Connection.Usage>? = nil) {
         self.sensitiveNames = sensitiveNames
         self.sensitiveLengths = sensitiveNames.reduce(0) { $0 | Self.lengthBit($1) }
         self.host = host
+        self.usage = usage
     }
 
     private static func lengthBit(_ name: String) -> UInt64 {
@@ -92,6 +99,14 @@ final class HTTP2StreamCodec: ChannelDuplexHandler, RemovableChannelHandler {
                 self.refuseWrite("a second request head on one HTTP/2 stream", promise: promise, context: context)
                 return
             }
+            if let usage = self.usage, usage.withLockedValue({ $0.goAwayLastStreamID }) != nil {
+                // The server's GOAWAY came before this stream opened: NIOHTTP2 would refuse its HEADERS and fail only
+                // their write, and the exchange would wait for its read timeout. The request goes out on no stream.
+                let error = Self.notSentAfterGoAway(host: self.host)
+                promise?.fail(error)
+                context.fireErrorCaught(error)
+                return
+            }
             let headers: HPACKHeaders
             do {
                 headers = try self.requestHeaders(head)
@@ -101,7 +116,7 @@ final class HTTP2StreamCodec: ChannelDuplexHandler, RemovableChannelHandler {
                 return
             }
             self.requestMethod = head.method
-            self.pending = (.headers(.init(headers: headers)), promise)
+            self.pending = (.headers(.init(headers: headers)), self.watchingHeaders(promise, context: context))
         case .body(let body):
             guard self.requestMethod != nil else {
                 self.refuseWrite("a request body before its head", promise: promise, context: context)
@@ -188,11 +203,71 @@ final class HTTP2StreamCodec: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        let error: any Error = self.unprocessed(error, context: context) ?? error
         if let held = self.pending {
             self.pending = nil
             held.promise?.fail(error)
         }
         context.fireErrorCaught(error)
+    }
+
+    /// The HEADERS' write promise (`promise`, or one of the codec's own), watched: NIOHTTP2 holds a new stream's HEADERS
+    /// while the server's limit of concurrent streams is reached, and when the server's GOAWAY comes meanwhile it fails
+    /// only their write once they are let go (`CreatedStreamAfterGoaway`, or `IOOnClosedConnection` once the GOAWAY's
+    /// streams are done; raised on the connection), so the exchange waited for its read timeout (helper-28). Both are
+    /// refusals of NIOHTTP2's state machine, before any byte of the frame is made: the stream is told that its request
+    /// was not sent. (A failure of the socket's write is neither: bytes of the frame may have left.)
+    private func watchingHeaders(
+        _ promise: EventLoopPromise<Void>?,
+        context: ChannelHandlerContext
+    ) -> EventLoopPromise<Void> {
+        let watched = promise ?? context.eventLoop.makePromise()
+        let host = self.host
+        watched.futureResult.assumeIsolated().whenFailure { error in
+            guard error is NIOHTTP2Errors.CreatedStreamAfterGoaway || error is NIOHTTP2Errors.IOOnClosedConnection
+            else { return }
+            context.fireErrorCaught(Self.notSentAfterGoAway(host: host))
+        }
+        return watched
+    }
+
+    /// A request that went out on no stream, as the server's GOAWAY came first.
+    static func notSentAfterGoAway(host: String) -> BulwarkError {
+        BulwarkError(
+            .remoteConnectionClosed,
+            host: host,
+            detail: "the server is closing the HTTP/2 connection (GOAWAY); the request was not sent",
+            unprocessed: true
+        )
+    }
+
+    /// The stream's end, when the server did not process its request (RFC 9113 sections 6.8 and 8.7): it refused the
+    /// stream (REFUSED_STREAM), or the stream is above the last one its GOAWAY names (NIOHTTP2 closes those with
+    /// CANCEL), and no response header block came. Such a request may be sent again whatever its method; nil for
+    /// every other error. A connection's second refused stream drains it, as in OkHttp: the requests sent again go to
+    /// a new connection.
+    private func unprocessed(_ error: any Error, context: ChannelHandlerContext) -> BulwarkError? {
+        guard !self.answered, let closed = error as? NIOHTTP2Errors.StreamClosed else { return nil }
+        let refused = closed.errorCode == .refusedStream
+        if refused {
+            let close = self.usage?.withLockedValue { usage in
+                usage.refusedStreams += 1
+                return usage.refusedStreams >= 2 && usage.drain()
+            }
+            if close == true { context.channel.parent?.close(promise: nil) }
+        } else {
+            guard let last = self.usage?.withLockedValue({ $0.goAwayLastStreamID }), closed.streamID > last else {
+                return nil
+            }
+        }
+        return BulwarkError(
+            .remoteConnectionClosed,
+            host: self.host,
+            detail: refused
+                ? "the server refused the HTTP/2 stream before processing the request (REFUSED_STREAM)"
+                : "the server is closing the HTTP/2 connection (GOAWAY) and did not process the request",
+            unprocessed: true
+        )
     }
 
     private func refuseWrite(_ detail: String, promise: EventLoopPromise<Void>?, context: ChannelHandlerContext) {
@@ -346,6 +421,7 @@ final class HTTP2StreamCodec: ChannelDuplexHandler, RemovableChannelHandler {
         guard !self.refused else { return }
         switch self.unwrapInboundIn(data) {
         case .headers(let payload):
+            self.answered = true
             self.received(payload, context: context)
         case .data(let payload):
             guard case .body = self.response, case .byteBuffer(let buffer) = payload.data else {

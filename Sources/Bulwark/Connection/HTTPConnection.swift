@@ -49,13 +49,25 @@ final class HTTP2Connection: Sendable {
     /// the server's refusal of the client certificate (``ClientCertificateRejectionRecorder``), or bytes it sent that
     /// the client cannot read (``HTTP2ConnectionErrorHandler``).
     let failure: NIOLockedValueBox<BulwarkError?>
-    /// Requests holding this connection, and whether it drains (closes once the last of them ends): see
-    /// ``drain()``.
-    private let usage = NIOLockedValueBox(Usage())
+    /// Requests holding this connection, and whether it drains (closes once the last of them ends): see ``drain()``.
+    /// Shared with ``HTTP2GoAwayHandler``, which drains the connection when the server sends GOAWAY.
+    let usage: NIOLockedValueBox<Usage>
 
-    private struct Usage {
+    /// Requests holding a connection, and whether it drains: the pool hands it out no more, and it closes once the
+    /// last of them ends.
+    struct Usage: Sendable {
         var leases = 0
         var draining = false
+        /// The last stream the server's GOAWAY said it processes: the streams above it were not processed.
+        var goAwayLastStreamID: HTTP2StreamID?
+        /// Streams the server refused (REFUSED_STREAM): the second drains the connection (``HTTP2StreamCodec``).
+        var refusedStreams = 0
+
+        /// Drains the connection; returns whether to close it now (no request holds it).
+        mutating func drain() -> Bool {
+            self.draining = true
+            return self.leases <= 0
+        }
     }
 
     init(
@@ -66,9 +78,11 @@ final class HTTP2Connection: Sendable {
         decompression: BulwarkClient.Decompression?,
         idleRead: TimeAmount,
         id: Int,
-        failure: NIOLockedValueBox<BulwarkError?> = NIOLockedValueBox(nil)
+        failure: NIOLockedValueBox<BulwarkError?> = NIOLockedValueBox(nil),
+        usage: NIOLockedValueBox<Usage> = NIOLockedValueBox(Usage())
     ) {
         self.failure = failure
+        self.usage = usage
         self.channel = channel
         self.multiplexer = multiplexer
         self.trust = trust
@@ -96,11 +110,13 @@ final class HTTP2Connection: Sendable {
     /// Closes the connection once the requests holding it are done (at once if none is): the pool no longer hands
     /// it out (its client identity was replaced), and no stream running on it fails.
     func drain() {
-        let close = self.usage.withLockedValue { usage in
-            usage.draining = true
-            return usage.leases <= 0
-        }
-        if close { self.channel.close(promise: nil) }
+        if self.usage.withLockedValue({ $0.drain() }) { self.channel.close(promise: nil) }
+    }
+
+    /// Whether the pool may hand the connection out: open, and not draining (its client identity was replaced, or
+    /// the server sent GOAWAY).
+    var isOpen: Bool {
+        self.channel.isActive && !self.usage.withLockedValue { $0.draining }
     }
 
     /// Opens a stream ready for one exchange, whose headers in `sensitiveHeaderNames` (lower-case) are sent never
@@ -151,6 +167,7 @@ final class HTTP2Connection: Sendable {
                     to: stream.pipeline.syncOperations,
                     sensitiveHeaderNames: sensitiveHeaderNames,
                     host: self.host,
+                    usage: self.usage,
                     decompression: self.decompression,
                     idleRead: self.idleRead
                 ),
@@ -176,10 +193,11 @@ final class HTTP2Connection: Sendable {
         to sync: ChannelPipeline.SynchronousOperations,
         sensitiveHeaderNames: Set<String>,
         host: String,
+        usage: NIOLockedValueBox<Usage>?,
         decompression: BulwarkClient.Decompression?,
         idleRead: TimeAmount
     ) throws -> HTTPExchangeHandler {
-        try sync.addHandler(HTTP2StreamCodec(sensitiveNames: sensitiveHeaderNames, host: host))
+        try sync.addHandler(HTTP2StreamCodec(sensitiveNames: sensitiveHeaderNames, host: host, usage: usage))
         return try Connector.addResponseHandlers(
             to: sync,
             host: host,

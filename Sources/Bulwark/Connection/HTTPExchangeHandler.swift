@@ -588,7 +588,8 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
         }
         if let error = error as? NIOHTTP2Errors.StreamClosed {
             // RST_STREAM, or the connection's GOAWAY or close ending the stream: the server went away, the response
-            // was not malformed.
+            // was not malformed. (A stream the server did not process is told apart by its codec, which knows
+            // whether a response came: HTTP2StreamCodec.)
             return BulwarkError(
                 .remoteConnectionClosed,
                 host: host,

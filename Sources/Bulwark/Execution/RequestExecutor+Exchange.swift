@@ -20,6 +20,7 @@ extension RequestExecutor {
         hop: HopTrace? = nil
     ) async throws -> BulwarkResponse {
         var retried = false
+        var resent = 0
         let proxy = try self.proxies.route(for: target)
         while true {
             let key = self.poolKey(for: target, proxy: proxy)
@@ -48,6 +49,13 @@ extension RequestExecutor {
                 )
             } catch {
                 registration.end()
+                guard self.mayAttemptAgain(credentialEpoch: credentialEpoch) else { throw error }
+                if self.mayResend(request, after: error) {
+                    // The server did not process it: again (on a new connection once the one that refused it drains).
+                    guard resent < Self.maximumResends else { throw error }
+                    resent += 1
+                    continue
+                }
                 guard !retried, acquired.isReused, self.mayRetry(request, after: error, written: written) else {
                     throw error
                 }
@@ -101,6 +109,34 @@ extension RequestExecutor {
     private func mayRetry(_ request: BulwarkRequest, after error: any Error, written: NIOLockedValueBox<Bool>) -> Bool {
         guard let error = error as? BulwarkError, error.code == .remoteConnectionClosed else { return false }
         return self.mayRetry(request, written: written.withLockedValue { $0 })
+    }
+
+    /// How many times a request the server did not process is sent again (``mayResend(_:after:)``). The connection
+    /// that refused it drains after its GOAWAY or its second refused stream (as OkHttp's does), so the next attempts
+    /// go to a new one. A server that serves few requests per connection (nginx's `keepalive_requests`) leaves all but
+    /// those of a burst sent together unprocessed, and the next connection all but as many again; a server that
+    /// refuses every stream is given up on after this many.
+    static let maximumResends = 4
+
+    /// Whether a failed attempt may be made again at all: not once the task was cancelled, and not after a sign-out
+    /// since the request's credentials were attached (helper-28: sign-out closes the connections that carried them,
+    /// and the request then went out again, old `Authorization` and all, on a new connection). Not inlined, as
+    /// `begin` is not.
+    @inline(never)
+    private func mayAttemptAgain(credentialEpoch: Int?) -> Bool {
+        guard !Task.isCancelled else { return false }
+        guard let credentialEpoch else { return true }
+        return self.pool.credentialEpoch == credentialEpoch
+    }
+
+    /// Whether `error` says the server did not process the request (HTTP/2: REFUSED_STREAM, a stream above the last one
+    /// its GOAWAY names, or one NIOHTTP2 did not open after the GOAWAY), which may then be sent again whatever its
+    /// method (RFC 9113 section 8.7), when retries are on and its body can be sent again. Not inlined, as `begin` is
+    /// not.
+    @inline(never)
+    private func mayResend(_ request: BulwarkRequest, after error: any Error) -> Bool {
+        guard let error = error as? BulwarkError, error.unprocessed else { return false }
+        return self.configuration.retriesRequestsOnStaleConnections && request.body?.isReplayable ?? true
     }
 
     /// Whether a request that failed on a reused connection, closed under it, may be sent again on a new one: only

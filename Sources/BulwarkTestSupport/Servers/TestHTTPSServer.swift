@@ -23,6 +23,9 @@ import X509
 /// | `/status/N` | status N (200–599), empty body |
 /// | `/redirect/N?to=URL` | status N (300–399), `location:` all after `?to=`, percent-decoded; no `to`: none |
 /// | `/close` | 200, `bye`, `connection: close`, then closes (h2: GOAWAY before the response, then closes) |
+/// | `/goaway` | h2: GOAWAY naming this stream the last, then 200, `going away`; the connection stays open (h1: 200 only) |
+/// | `/refused-stream` | h2: RST_STREAM with REFUSED_STREAM, no response (h1: 200, `served`) |
+/// | `/goaway-refused` | h2: 200, `served` on a connection's first stream; on a later one GOAWAY naming the stream before it (this one refused, no response), the connection left open |
 /// | `/set-cookie?F&F…` | 200, one `set-cookie: F` per `&`-separated item after `?`, each percent-decoded |
 /// | `/auth/bearer/T` | 200, `authorized` when the request has `authorization: Bearer T`; else 401 with `www-authenticate` |
 /// | `/slow/MS` | waits MS milliseconds, then 200, `slow` |

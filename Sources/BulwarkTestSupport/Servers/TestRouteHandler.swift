@@ -210,6 +210,30 @@ final class TestRouteHandler: ChannelInboundHandler, RemovableChannelHandler {
         case ("close", 1):
             self.sendGoAway(context: context)
             self.respond(context: context, head: head, body: "bye", closeConnection: true)
+        case ("goaway", 1):
+            // A server draining a connection: GOAWAY, the response, and the connection left open (as a server waiting
+            // for its other streams, or for the client to close, does).
+            self.sendGoAway(context: context)
+            self.respond(context: context, head: head, body: "going away")
+        case ("refused-stream", 1):
+            // h2: RST_STREAM with REFUSED_STREAM, no response (the server did not process the request). h1: 200.
+            if let streamID = self.http2StreamID(context), let connection = context.channel.parent {
+                connection.writeAndFlush(
+                    HTTP2Frame(streamID: streamID, payload: .rstStream(.refusedStream)),
+                    promise: nil
+                )
+            } else {
+                self.respond(context: context, head: head, body: "served")
+            }
+        case ("goaway-refused", 1):
+            // h2: on a connection's first stream, 200 `served`. On a later one, GOAWAY naming the stream before it:
+            // this one is refused, not processed (RFC 9113 section 6.8), and gets no response; the connection stays
+            // open.
+            if let streamID = self.http2StreamID(context), Int(streamID) > 1 {
+                self.sendGoAway(context: context, lastStreamID: HTTP2StreamID(Int(streamID) - 2))
+            } else {
+                self.respond(context: context, head: head, body: "served")
+            }
         case ("set-cookie", 1):
             let fields = Self.queryFields(in: head.uri).map { ("set-cookie", $0) }
             self.respond(context: context, head: head, headers: fields, body: ByteBuffer(string: "cookies set"))
@@ -472,14 +496,24 @@ final class TestRouteHandler: ChannelInboundHandler, RemovableChannelHandler {
     /// On HTTP/2, sends GOAWAY naming this stream as the last one the server processes, so the client opens a new
     /// connection for its next requests (sent before the response, so the client reads it before reusing the
     /// connection).
-    private func sendGoAway(context: ChannelHandlerContext) {
+    /// (`lastStreamID`: the last stream the server processes, this one when nil.)
+    private func sendGoAway(context: ChannelHandlerContext, lastStreamID: HTTP2StreamID? = nil) {
         guard self.isHTTP2, let connection = context.channel.parent else { return }
-        let streamID = (try? context.channel.syncOptions?.getOption(HTTP2StreamChannelOptions.streamID)) ?? .maxID
         let frame = HTTP2Frame(
             streamID: .rootStream,
-            payload: .goAway(lastStreamID: streamID, errorCode: .noError, opaqueData: nil)
+            payload: .goAway(
+                lastStreamID: lastStreamID ?? self.http2StreamID(context) ?? .maxID,
+                errorCode: .noError,
+                opaqueData: nil
+            )
         )
         connection.writeAndFlush(frame, promise: nil)
+    }
+
+    /// On HTTP/2, the stream's ID.
+    private func http2StreamID(_ context: ChannelHandlerContext) -> HTTP2StreamID? {
+        guard self.isHTTP2 else { return nil }
+        return try? context.channel.syncOptions?.getOption(HTTP2StreamChannelOptions.streamID)
     }
 
     private func closeConnection(context: ChannelHandlerContext, abruptly: Bool) {

@@ -385,11 +385,13 @@ final class NginxServer: Sendable {
 
     /// Writes the chain and the configuration into a temporary directory and starts nginx in the foreground. With a
     /// `clientCA`, nginx requires a client certificate issued by it (`ssl_verify_client on`) and echoes the client's
-    /// subject DN in the `X-Client-DN` header.
+    /// subject DN in the `X-Client-DN` header. A connection serves `keepaliveRequests` requests (nginx's
+    /// `keepalive_requests`; on HTTP/2 it sends GOAWAY with the last of them).
     static func start(
         chain: TestChain,
         variant: Variant = .modern,
-        clientCA: Certificate? = nil
+        clientCA: Certificate? = nil,
+        keepaliveRequests: Int = 1000
     ) async throws -> NginxServer {
         let nginx = try ExternalPeers.findTool("nginx", candidates: ["/usr/sbin/nginx"])
         let bash = try ExternalPeers.findTool("bash")
@@ -405,7 +407,10 @@ final class NginxServer: Sendable {
             for _ in 0..<3 {
                 let port = try ExternalPeers.freePort()
                 let script = ExternalPeers.scriptsDirectory.appending(path: "nginx-conf").path
-                let written = try await ExternalPeers.run(bash, [script, directory.path, "\(port)", variant.rawValue])
+                let written = try await ExternalPeers.run(
+                    bash,
+                    [script, directory.path, "\(port)", variant.rawValue, "\(keepaliveRequests)"]
+                )
                 guard written.status == 0 else {
                     throw ExternalPeerError(description: "nginx-conf failed (\(written.status)): \(written.stderr)")
                 }
