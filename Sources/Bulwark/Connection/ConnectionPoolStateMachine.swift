@@ -95,6 +95,8 @@ struct ConnectionPoolStateMachine<Key: Hashable, HTTP1: PoolableConnection, HTTP
         var action: AcquireAction
         var closedIdle: [Idle] = []
         var retiredHTTP2: HTTP2?
+        /// The key's HTTP/2 connection, found draining or closed: it joins the draining ones.
+        fileprivate var notOpenHTTP2: HTTP2?
     }
 
     /// Decides what a request for `key` gets.
@@ -117,20 +119,20 @@ struct ConnectionPoolStateMachine<Key: Hashable, HTTP1: PoolableConnection, HTTP
         let epoch = self.credentialEpoch
         let maximum = self.maximumConnectionsPerHost
         // In place (one look-up, and the key's arrays are not copied, as they would be in a copy of its entry).
-        return Self.acquire(
+        let acquired = Self.acquire(
             &self.keys[key, default: PerKey()],
             credentialEpoch: epoch,
-            maximumConnections: maximum,
-            draining: &self.drainingHTTP2
+            maximumConnections: maximum
         )
+        if let notOpen = acquired.notOpenHTTP2 { self.drainingHTTP2.append(notOpen) }
+        return acquired
     }
 
     /// ``acquire(_:evenIfRetired:retired:)`` for a key that is not retired, on its entry.
     private static func acquire(
         _ perKey: inout PerKey,
         credentialEpoch: Int,
-        maximumConnections: Int,
-        draining: inout [HTTP2]
+        maximumConnections: Int
     ) -> Acquired {
         var result = Acquired(action: .wait)
         if let http2 = perKey.http2 {
@@ -143,7 +145,7 @@ struct ConnectionPoolStateMachine<Key: Hashable, HTTP1: PoolableConnection, HTTP
                 return result
             } else {
                 // Draining (the server's GOAWAY) or closed: its streams may still run until it closes.
-                draining.append(http2)
+                result.notOpenHTTP2 = http2
                 perKey.http2 = nil
             }
         }
