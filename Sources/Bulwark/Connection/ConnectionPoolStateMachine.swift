@@ -1,7 +1,8 @@
 /// What the pool asks of a connection it holds: who it is, whether it is still open, and whether credentials of a
 /// signed-out session went over it. ``HTTP1Connection`` and ``HTTP2Connection`` conform; tests use plain objects.
 protocol PoolableConnection: AnyObject {
-    /// Whether the connection is still open (a server may close an idle connection at any moment).
+    /// Whether the connection is still open and takes new requests (a server may close an idle connection at any
+    /// moment; an HTTP/2 connection that drains, after the server's GOAWAY, takes none).
     var isOpen: Bool { get }
     /// Whether credentials of a session that ended before `epoch` went over this connection.
     func carriedCredentials(before epoch: Int) -> Bool
@@ -17,7 +18,9 @@ protocol PoolableConnection: AnyObject {
 ///   (most recently returned first); further requests wait, first come first served.
 /// - Until an origin is known to speak HTTP/1.1, a second request waits for the first connection instead of dialling
 ///   more connections that may all turn out to be HTTP/2.
-/// - HTTP/2: one connection per key carries every request.
+/// - HTTP/2: one connection per key carries every request. One found not open (it drains after the server's GOAWAY)
+///   or replaced by a newer one is handed out no more; sign-out and shutdown still close it until its close is
+///   reported.
 /// - Sign-out starts a new credential epoch; connections that carried credentials of an earlier one are never
 ///   handed out again.
 /// - A retired key (its client identity was replaced) hands nothing out: its idle connections close at once, busy
