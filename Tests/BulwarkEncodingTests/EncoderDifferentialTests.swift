@@ -661,7 +661,9 @@ struct HexEscapeKernelTests {
     @Test("bytes the kernel leaves to the table (controls, short escapes, line separators) in every lane of dense text")
     func stopBytesInEveryLane() {
         // Dense enough for the dense layout; each stop byte at every offset of two groups of sixteen, past the
-        // sample that chooses the layout (the first quarter) and more than 128 bytes before the end.
+        // sample that chooses the layout (the first quarter) and more than 128 bytes before the end. The text must stay
+        // at least 1,024 bytes long from its first replaced byte, or the encoder would not sample it (and would pick the
+        // sparse layout without a word).
         let dense = Array(String(repeating: "a <b> & \"c\" ", count: 100).utf8)
         let stops: [[UInt8]] = [
             [0x00], [0x01], [0x09], [0x0A], [0x7F], [UInt8(ascii: "\\")], [0xE2, 0x80, 0xA8], [0xE2, 0x80, 0xA9],
