@@ -185,7 +185,7 @@ struct VectorPathTests {
     /// The benchmark's input of 1 MiB, and random text and random bytes of 256 KiB (32 of the encoders' 8 KiB blocks;
     /// at 1 MiB they took most of a minute of a 2-core machine in each `scripts/test` run), made in one order from one
     /// seed, so that each is the same whichever is asked for.
-    enum MebibyteInput: String, CaseIterable, Sendable, CustomTestStringConvertible {
+    enum LongInput: String, CaseIterable, Sendable, CustomTestStringConvertible {
         case benchmark, randomText, randomBytes
         var testDescription: String { self.rawValue }
 
@@ -208,9 +208,9 @@ struct VectorPathTests {
     /// build).
     @Test(
         "long inputs: the benchmark's 1 MiB, random text and random bytes of 256 KiB, on every path",
-        arguments: MebibyteInput.allCases
+        arguments: LongInput.allCases
     )
-    func oneMebibyte(_ input: MebibyteInput) {
+    func longInputs(_ input: LongInput) {
         Self.expectSame(bytes: input.bytes, checksReference: false)
     }
 
