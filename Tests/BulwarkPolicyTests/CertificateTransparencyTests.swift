@@ -461,6 +461,66 @@ extension CertificateTransparencyTests {
         #expect(!renamed.isSigned(forTBSCertificate: tbs, issuerKeyHash: issuerKeyHash, logKey: other.key))
     }
 
+    @Test("a remembered certificate's SCTs verify from memory only for its exact bytes, issuer key and log keys")
+    func rememberedSignaturesAreBoundToTheirInputs() throws {
+        let root = try CertificateFactory.makeRoot()
+        let issuing = try CertificateFactory.issueIntermediate(from: root)
+        let intermediate = issuing.certificate
+        let otherIntermediate = try CertificateFactory.issueIntermediate(from: root).certificate
+        let logs = [
+            TestTransparencyLog(operatorName: "Operator A", name: "memo log a"),
+            TestTransparencyLog(operatorName: "Operator B", name: "memo log b"),
+        ]
+        let list = CertificateTransparencyLogList(logs: logs.map(\.log))
+        let blueprint = TestTransparencyLog.leafBlueprint(host: "memo.example.test", lifetime: 86_400)
+        let leaf = try TestTransparencyLog.issue(
+            blueprint,
+            issuer: issuing,
+            logs: logs,
+            at: Date() - 60
+        ).certificate
+        // A memo of its own: the shared one serves the other suites running alongside.
+        let memo = EmbeddedSCTMemo()
+        func verdicts(_ certificate: Certificate, issuer: Certificate) -> [SignedCertificateTimestamp.Verdict] {
+            CertificateTransparencyPolicy.chrome.check(certificate, issuer: issuer, logs: list, at: Date(), memo: memo)
+                .entries.map(\.verdict)
+        }
+        // A failure is not remembered: the wrong issuer first, then the right one.
+        #expect(verdicts(leaf, issuer: otherIntermediate) == [.badSignature, .badSignature])
+        #expect(verdicts(leaf, issuer: intermediate) == [.verified, .verified])
+        let remembered = memo.leaf(of: leaf)
+        #expect(memo.count == 1)
+        let issuerKey = intermediate.subjectPublicKeyInfoDER[...]
+        #expect(remembered.hasVerified(0, issuerKey: issuerKey, logKey: logs[0].log.key))
+        #expect(remembered.hasVerified(1, issuerKey: issuerKey, logKey: logs[1].log.key))
+        // Each success is bound to its SCT, its log's key and its issuer's key.
+        #expect(!remembered.hasVerified(0, issuerKey: issuerKey, logKey: logs[1].log.key))
+        #expect(!remembered.hasVerified(1, issuerKey: issuerKey, logKey: logs[0].log.key))
+        let otherKey = otherIntermediate.subjectPublicKeyInfoDER[...]
+        #expect(!remembered.hasVerified(0, issuerKey: otherKey, logKey: logs[0].log.key))
+        #expect(verdicts(leaf, issuer: intermediate) == [.verified, .verified])
+        #expect(verdicts(leaf, issuer: otherIntermediate) == [.badSignature, .badSignature])
+        // One signature per SCT, however many checks verified it side by side (review helper-31).
+        #expect(remembered.verifiedCount == 2)
+        remembered.rememberVerified(0, issuerKey: issuerKey, logKey: logs[0].log.key)
+        remembered.rememberVerified(7, issuerKey: issuerKey, logKey: logs[0].log.key)
+        #expect(remembered.verifiedCount == 2)
+        // The same bytes parsed again (other memory): the same entry.
+        var serializer = DER.Serializer()
+        try serializer.serialize(leaf)
+        let der = serializer.serializedBytes
+        #expect(memo.leaf(of: try Certificate(derEncoded: der)) === remembered)
+        // One byte of the first SCT's signature changed: other bytes, checked afresh, and that SCT does not verify.
+        let scts = try #require(try SignedCertificateTimestamp.embedded(in: leaf))
+        let signature = try #require(der.firstRange(of: scts[0].signature))
+        var changed = der
+        changed[signature.upperBound - 1] ^= 0x01
+        let mutated = try Certificate(derEncoded: changed)
+        #expect(memo.leaf(of: mutated) !== remembered)
+        #expect(verdicts(mutated, issuer: intermediate) == [.badSignature, .verified])
+        #expect(verdicts(leaf, issuer: intermediate) == [.verified, .verified])
+    }
+
     @Test("a certificate with 1,000 SCTs in a 64 KiB extension is refused quickly, with a reason of bounded length")
     func thousandSCTsAreRefusedQuickly() async throws {
         var list: [UInt8] = []

@@ -83,27 +83,55 @@ public struct CertificateTransparencyPolicy: Hashable, Sendable {
         logs: CertificateTransparencyLogList,
         at time: Date
     ) -> CertificateTransparencyCheck {
+        self.check(certificate, issuer: issuer, logs: logs, at: time, memo: .shared)
+    }
+
+    /// ``check(_:issuer:logs:at:)`` with the SCTs and verified signatures remembered in `memo`.
+    func check(
+        _ certificate: Certificate,
+        issuer: Certificate,
+        logs: CertificateTransparencyLogList,
+        at time: Date,
+        memo: EmbeddedSCTMemo
+    ) -> CertificateTransparencyCheck {
         let lifetime = certificate.notValidAfter.timeIntervalSince(certificate.notValidBefore)
         let required = lifetime <= self.shortLifetime ? self.shortLifetimeSCTs : self.longLifetimeSCTs
+        let leaf = memo.leaf(of: certificate)
         let scts: [SignedCertificateTimestamp]
-        do {
-            guard let embedded = try SignedCertificateTimestamp.embedded(in: certificate) else {
-                return CertificateTransparencyCheck(
-                    entries: [],
-                    required: required,
-                    operators: [],
-                    failure: "the certificate carries no SCT; \(required) from \(self.distinctOperators) operators "
-                        + "are required"
-                )
-            }
+        switch leaf.scts {
+        case .success(let embedded?):
             scts = embedded
-        } catch {
+        case .success(nil):
+            return CertificateTransparencyCheck(
+                entries: [],
+                required: required,
+                operators: [],
+                failure: "the certificate carries no SCT; \(required) from \(self.distinctOperators) operators "
+                    + "are required"
+            )
+        case .failure(let error):
             return CertificateTransparencyCheck(entries: [], required: required, operators: [], failure: "\(error)")
         }
-        let tbs = try? SignedCertificateTimestamp.precertificateTBS(of: certificate)
-        let issuerKeyHash = Array(SHA256.hash(data: issuer.subjectPublicKeyInfoDER))
+        let issuerKey =
+            Certificate.subjectPublicKeyInfo(inTBSCertificate: issuer.tbsCertificateBytes)
+            ?? issuer.subjectPublicKeyInfoDER[...]
+        // What the logs signed, made at the first signature not verified before (from memory, all of them usually).
+        var signedInputs: (tbs: [UInt8], issuerKeyHash: [UInt8])??
+        func isSigned(_ index: Int, _ sct: SignedCertificateTimestamp, by log: CertificateTransparencyLog) -> Bool {
+            if leaf.hasVerified(index, issuerKey: issuerKey, logKey: log.key) { return true }
+            if signedInputs == nil {
+                signedInputs = (try? SignedCertificateTimestamp.precertificateTBS(of: certificate)).map {
+                    ($0, Array(SHA256.hash(data: issuerKey)))
+                }
+            }
+            guard let inputs = signedInputs ?? nil,
+                sct.isSigned(forTBSCertificate: inputs.tbs, issuerKeyHash: inputs.issuerKeyHash, logKey: log.key)
+            else { return false }
+            leaf.rememberVerified(index, issuerKey: issuerKey, logKey: log.key)
+            return true
+        }
         var entries: [CertificateTransparencyCheck.Entry] = []
-        for sct in scts {
+        for (index, sct) in scts.enumerated() {
             guard sct.version == 0 else {
                 entries.append(
                     .init(sct: sct, verdict: .unknownVersion, log: nil, counts: false, whyNotCounted: "not v1")
@@ -114,9 +142,7 @@ public struct CertificateTransparencyPolicy: Hashable, Sendable {
                 entries.append(.init(sct: sct, verdict: .unknownLog, log: nil, counts: false, whyNotCounted: nil))
                 continue
             }
-            guard let tbs,
-                CTSignatureMemo.shared.verify(sct, tbs: tbs, issuerKeyHash: issuerKeyHash, logKey: log.key)
-            else {
+            guard isSigned(index, sct, by: log) else {
                 entries.append(.init(sct: sct, verdict: .badSignature, log: log, counts: false, whyNotCounted: nil))
                 continue
             }
