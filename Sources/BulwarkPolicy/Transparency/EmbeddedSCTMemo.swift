@@ -76,50 +76,30 @@ final class EmbeddedSCTMemo: Sendable {
         }
     }
 
-    private struct State: Sendable {
-        var entries: LeastRecentlyUsed<CertificateBytesKey, Leaf>
-        var recent = CertificateIdentityFront<Leaf>()
-
-        /// Puts `leaf` in front; the certificate it pushes out counts as used now in the map behind.
-        mutating func keepRecent(_ leaf: Leaf, for bytes: ArraySlice<UInt8>) {
-            if let replaced = self.recent.insert(leaf, for: bytes) {
-                _ = self.entries.value(forKey: CertificateBytesKey(replaced, hashing: .first))
-            }
-        }
-    }
-
     let capacity: Int
     let maximumBytes: Int
-    private let state: LockedValue<State>
+    private let state: LockedValue<TBSCertificateMap<Leaf>>
 
     init(capacity: Int = 128, maximumBytes: Int = 16 * 1024) {
         self.capacity = capacity
         self.maximumBytes = maximumBytes
-        self.state = LockedValue(State(entries: LeastRecentlyUsed(capacity: capacity)))
+        self.state = LockedValue(TBSCertificateMap(capacity: capacity))
     }
 
     /// The number of remembered certificates.
-    var count: Int { self.state.withLock { $0.entries.count } }
+    var count: Int { self.state.withLock { $0.count } }
 
     /// The ``Leaf`` of `certificate`: remembered when a certificate with the same `TBSCertificate` bytes was checked
     /// before, otherwise taken apart now (and remembered, unless it is longer than ``maximumBytes``).
     func leaf(of certificate: Certificate) -> Leaf {
         let bytes = certificate.tbsCertificateBytes
         guard self.capacity > 0, bytes.count <= self.maximumBytes else { return Leaf(certificate) }
-        let key = CertificateBytesKey(bytes, hashing: .first)
-        let remembered = self.state.withLock { state -> Leaf? in
-            if let recent = state.recent.value(for: bytes) { return recent }
-            guard let remembered = state.entries.value(forKey: key) else { return nil }
-            state.keepRecent(remembered, for: bytes)
-            return remembered
-        }
-        if let remembered { return remembered }
+        if let remembered = self.state.withLock({ $0.value(for: bytes) }) { return remembered }
         let leaf = Leaf(certificate)
         return self.state.withLock { state in
             // Another check of the same certificate may have got there first: keep one, so that its signatures add up.
-            if let first = state.entries.value(forKey: key) { return first }
-            state.entries.insert(leaf, forKey: key)
-            state.keepRecent(leaf, for: bytes)
+            if let first = state.storedValue(for: bytes) { return first }
+            state.insert(leaf, for: bytes)
             return leaf
         }
     }
