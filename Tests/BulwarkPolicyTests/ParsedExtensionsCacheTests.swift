@@ -162,6 +162,44 @@ struct ParsedExtensionsCacheTests {
         }
     }
 
+    /// The storage of the caches keyed by `TBSCertificate` bytes (review helper-32): bytes that share the hashed
+    /// prefix and differ only at the end get their own values, in front (found by memory) and behind (by every
+    /// byte); a copy of the bytes in other memory finds the value behind; the least recently used is evicted.
+    @Test func tbsCertificateMapTellsBytesApart() {
+        var map = TBSCertificateMap<Int>(capacity: 16)
+        // 20 inputs of 2 KiB, equal but for the last two bytes: one bucket of the map behind, more than the front holds.
+        let inputs: [[UInt8]] = (0..<20).map { index in
+            var bytes = [UInt8](repeating: 0x30, count: 2_048)
+            bytes[2_046] = UInt8(index >> 8)
+            bytes[2_047] = UInt8(index & 0xFF)
+            return bytes
+        }
+        for (index, bytes) in inputs.enumerated().prefix(16) {
+            #expect(map.value(for: bytes[...]) == nil)
+            map.insert(index, for: bytes[...])
+        }
+        #expect(map.count == 16)
+        for (index, bytes) in inputs.enumerated().prefix(16) {
+            // The same memory (the front, for the last few) and a copy elsewhere (the map behind).
+            #expect(map.value(for: bytes[...]) == index)
+            #expect(map.value(for: Array(bytes)[...]) == index)
+            #expect(map.storedValue(for: Array(bytes)[...]) == index)
+        }
+        for bytes in inputs.suffix(4) {
+            #expect(map.value(for: bytes[...]) == nil)
+            #expect(map.storedValue(for: bytes[...]) == nil)
+        }
+        // Input 0 is used again; four new ones then evict 1 to 4, the least recently used.
+        #expect(map.value(for: Array(inputs[0])[...]) == 0)
+        for (index, bytes) in inputs.enumerated().suffix(4) { map.insert(index, for: bytes[...]) }
+        #expect(map.count == 16)
+        #expect(map.storedValue(for: Array(inputs[0])[...]) == 0)
+        for bytes in inputs[1...4] { #expect(map.storedValue(for: Array(bytes)[...]) == nil) }
+        for (index, bytes) in inputs.enumerated().dropFirst(5) {
+            #expect(map.value(for: Array(bytes)[...]) == index)
+        }
+    }
+
     /// A presented chain's intermediates' store is built once for the same certificates, and afresh for a chain
     /// parsed again or with other intermediates; it holds exactly the presented intermediates.
     @Test func intermediatesStoreIsKeptWithTheParsedChain() async throws {
