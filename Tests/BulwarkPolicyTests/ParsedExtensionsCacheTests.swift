@@ -144,30 +144,47 @@ struct ParsedExtensionsCacheTests {
     }
 
     /// Keys over the same memory are equal without a comparison; keys over other memory are equal only when every
-    /// byte is, even when the hashed bytes agree.
+    /// byte is.
     @Test func bytesKeysCompareEveryByte() {
         let bytes: [UInt8] = Array(0..<100)
         var changedInTheMiddle = bytes
         changedInTheMiddle[50] ^= 1
-        for hashed in [CertificateBytesKey.HashedBytes.first, .last] {
-            let key = CertificateBytesKey(bytes[...], hashing: hashed)
-            #expect(key == CertificateBytesKey(bytes[...], hashing: hashed))
-            #expect(key == CertificateBytesKey(Array(bytes)[...], hashing: hashed))
-            let other = CertificateBytesKey(changedInTheMiddle[...], hashing: hashed)
-            #expect(key.hashValue == other.hashValue)
-            #expect(key != other)
-            #expect(key != CertificateBytesKey(bytes.dropLast(), hashing: hashed))
-            let short = CertificateBytesKey([1, 2][...], hashing: hashed)
-            #expect(short != CertificateBytesKey([1, 3][...], hashing: hashed))
-        }
+        let key = CertificateBytesKey(bytes[...])
+        #expect(key == CertificateBytesKey(bytes[...]))
+        #expect(key == CertificateBytesKey(Array(bytes)[...]))
+        #expect(key.hashValue == CertificateBytesKey(Array(bytes)[...]).hashValue)
+        #expect(key != CertificateBytesKey(changedInTheMiddle[...]))
+        #expect(key != CertificateBytesKey(bytes.dropLast()))
+        #expect(CertificateBytesKey([1, 2][...]) != CertificateBytesKey([1, 3][...]))
+        // A slice inside a larger array, as a TBSCertificate is cut out of its certificate (review helper-33).
+        let inside = [0xFF] + bytes + [0xEE]
+        #expect(CertificateBytesKey(inside[1...100]) == key)
+        #expect(CertificateBytesKey(inside[1...100]).hashValue == key.hashValue)
+        #expect(CertificateBytesKey(inside[0...99]) != key)
+        #expect(CertificateBytesKey(inside[2...101]) != key)
+        #expect(CertificateBytesKey(inside[1..<1]) == CertificateBytesKey([][...]))
     }
 
-    /// The storage of the caches keyed by `TBSCertificate` bytes (review helper-32): bytes that share the hashed
+    /// Every byte is hashed (review helper-32): certificates crafted to share their length and the bytes at fixed
+    /// places (a serial number, the end of a signature) would otherwise share one bucket of a cache, and each lookup
+    /// would compare them all, up to 16 KiB each, under the cache's lock.
+    @Test func bytesKeysHashEveryByte() {
+        let bytes: [UInt8] = (0..<2_048).map { UInt8(truncatingIfNeeded: $0 &* 7) }
+        let hash = CertificateBytesKey(bytes[...]).hashValue
+        let collisions = bytes.indices.count { position in
+            var changed = bytes
+            changed[position] ^= 0x01
+            return CertificateBytesKey(changed[...]).hashValue == hash
+        }
+        #expect(collisions == 0, "\(collisions) of 2,048 one-byte changes hash alike")
+    }
+
+    /// The storage of the caches keyed by `TBSCertificate` bytes (review helper-32): bytes that share a
     /// prefix and differ only at the end get their own values, in front (found by memory) and behind (by every
     /// byte); a copy of the bytes in other memory finds the value behind; the least recently used is evicted.
     @Test func tbsCertificateMapTellsBytesApart() {
         var map = TBSCertificateMap<Int>(capacity: 16)
-        // 20 inputs of 2 KiB, equal but for the last two bytes: one bucket of the map behind, more than the front holds.
+        // 20 inputs of 2 KiB, equal but for the last two bytes, more than the front holds.
         let inputs: [[UInt8]] = (0..<20).map { index in
             var bytes = [UInt8](repeating: 0x30, count: 2_048)
             bytes[2_046] = UInt8(index >> 8)

@@ -9,8 +9,8 @@ import X509
 /// Only the decoding is reused: a `Certificate` is a pure function of its bytes, and every handshake still gets the
 /// full evaluation (path building, every signature, policy, pins, host name). Bounded: at most `capacity`
 /// certificates of at most `maximumBytes` each; the least recently used one is evicted first. Certificates that do
-/// not parse are not remembered. Keys are ``CertificateBytesKey``s hashing the last bytes of the DER (the end of
-/// the signature).
+/// not parse are not remembered. Keys are ``CertificateBytesKey``s of the DER bytes (every byte hashed); a chain
+/// seen before is found without them (``chain(derEncoded:)``).
 final class CertificateParseCache: Sendable {
     let capacity: Int
     let maximumBytes: Int
@@ -89,7 +89,7 @@ final class CertificateParseCache: Sendable {
         guard self.capacity > 0, der.count <= self.maximumBytes else {
             return try Certificate(derEncoded: der)
         }
-        let key = CertificateBytesKey(der[...], hashing: .last)
+        let key = CertificateBytesKey(der[...])
         if let remembered = self.entries.withLock({ $0.value(forKey: key) }) {
             return remembered
         }

@@ -1,42 +1,35 @@
 import Foundation
 
 /// A cache key made of a certificate's exact bytes (the whole DER certificate, or its `TBSCertificate`), for the
-/// caches that remember what is a pure function of those bytes (``ParsedExtensionsCache``, and the client's parsed
-/// certificates).
+/// caches that remember what is a pure function of those bytes (``ParsedExtensionsCache``, `EmbeddedSCTMemo`, and
+/// the client's parsed certificates).
 ///
 /// Equal only when every byte is: two keys over the same memory are equal at once (both are alive, so the bytes
-/// are the same), any others are compared with `memcmp`. Hashed by the length and 24 bytes read as three words —
-/// the first 24 (a `TBSCertificate`'s version and serial number) or the last 24 (the end of a certificate's
-/// signature) — which differ between any two certificates of one CA: hashing every byte cost more than the rest
-/// of a lookup, and a lookup runs several times per handshake. Crafted certificates that share those bytes only
-/// share a bucket of a bounded map, and are still told apart by the comparison.
+/// are the same), any others are compared with `memcmp`. Every byte is hashed, once, when the key is made (with the
+/// process's random seed, unless `SWIFT_DETERMINISTIC_HASHING` is set): a server can craft certificates that share
+/// their length and any bytes at fixed places (a serial number, the end of a signature), and keys hashed from those
+/// alone would all share one bucket, each lookup comparing them all, up to 16 KiB each, under a cache's lock. A key
+/// is made when a cache's front misses (the same memory as a recent lookup, ``CertificateIdentityFront``, or the
+/// client's remembered chains): not at all for a server that presents the same chain again, a few times per
+/// certificate otherwise.
 package struct CertificateBytesKey: Hashable, Sendable {
-    /// Which 24 bytes are hashed.
-    package enum HashedBytes: Sendable {
-        case first
-        case last
-    }
-
     package let bytes: ArraySlice<UInt8>
-    package let hashed: HashedBytes
+    /// Every byte hashed, and the count: what ``hash(into:)`` feeds the map's hasher, so that each of the map's
+    /// operations with this key does not hash the bytes again.
+    private let digest: Int
 
-    package init(_ bytes: ArraySlice<UInt8>, hashing hashed: HashedBytes) {
+    package init(_ bytes: ArraySlice<UInt8>) {
         self.bytes = bytes
-        self.hashed = hashed
+        var hasher = Hasher()
+        bytes.withUnsafeBytes { raw in
+            hasher.combine(raw.count)
+            hasher.combine(bytes: raw)
+        }
+        self.digest = hasher.finalize()
     }
 
     package func hash(into hasher: inout Hasher) {
-        self.bytes.withUnsafeBytes { raw in
-            hasher.combine(raw.count)
-            guard raw.count >= 24 else {
-                hasher.combine(bytes: raw)
-                return
-            }
-            let start = self.hashed == .first ? 0 : raw.count - 24
-            hasher.combine(raw.loadUnaligned(fromByteOffset: start, as: UInt64.self))
-            hasher.combine(raw.loadUnaligned(fromByteOffset: start + 8, as: UInt64.self))
-            hasher.combine(raw.loadUnaligned(fromByteOffset: start + 16, as: UInt64.self))
-        }
+        hasher.combine(self.digest)
     }
 
     package static func == (lhs: CertificateBytesKey, rhs: CertificateBytesKey) -> Bool {
