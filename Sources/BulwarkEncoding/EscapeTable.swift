@@ -102,8 +102,9 @@ struct EscapeTable<Candidates: EscapeCandidates>: Sendable {
         self.hasNonASCIIReplacement = (0...255).contains { byte in
             lengths[byte] != 0 && lengths[byte] != Self.special && entries[byte] & Self.nonASCIIBits != 0
         }
-        let stops = (0...255).filter { lengths[$0] == Self.special }.map { UInt8($0) }
-        self.kernels = HexEscapeKernels(shape: HexEscapeShape(replacements: replacements, stops: stops))
+        self.kernels = HexEscapeKernels(
+            shape: HexEscapeShape(replacements: replacements, escapesLineSeparators: Candidates.escapesLineSeparators)
+        )
     }
 
     /// The input with every byte the table names replaced, returned without a copy when there is none; the vector
@@ -222,7 +223,9 @@ struct EscapeTable<Candidates: EscapeCandidates>: Sendable {
         static var lookahead: Int { 16 + 18 }
         /// How far past the output of the input bytes it has consumed a group may store: the sixteen bytes stored
         /// after its last flagged byte (see ``writeLane(of:group:end:_:_:_:_:_:)``), or the 64-byte stores of the
-        /// vector kernels, at most 56 bytes past the output of what they encoded (see `bulwark_hex_escape_run`).
+        /// vector kernels, at most 56 bytes past the output of what they encoded (see `bulwark_hex_escape_run`). The
+        /// SSE2 kernel also writes the group it stops before, which ``room(for:)`` holds: it counts the longest
+        /// output for every byte that a group starting in the block can consume.
         static var slack: Int { 64 }
 
         /// The encoded input, or nil if nothing in it needs replacing.

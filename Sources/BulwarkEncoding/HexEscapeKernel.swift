@@ -6,7 +6,8 @@ import Foundation
 /// permutation and one store; with AVX2, each quarter with one byte shuffle and one store; with NEON, each half with
 /// three table lookups; with SSE2, each byte through a table without a branch (`CBulwarkVector`). Bytes the table
 /// replaces otherwise (U+FFFD for a control, `\n`, a line separator) stop it before their group, which the Swift
-/// engine then writes. The output is the same byte for byte on every path.
+/// engine then writes; the AVX2 and AVX-512 kernels copy the first byte of U+2028 and U+2029 (0xE2) when it starts
+/// something else, such as U+2014 or U+2019. The output is the same byte for byte on every path.
 final class HexEscapeKernel: @unchecked Sendable {
     // The tables are written once, in `init`, and only read after that.
     let pointer: OpaquePointer
@@ -59,14 +60,17 @@ final class HexEscapeKernel: @unchecked Sendable {
 /// What a ``HexEscapeKernel`` writes for a table: the class of each byte value (copied, escaped, or left to the Swift
 /// engine), and the escapes' prefix and suffix.
 struct HexEscapeShape: Sendable {
-    /// For each byte value, `BULWARK_HEX_COPY`, `BULWARK_HEX_ESCAPE` or `BULWARK_HEX_STOP`.
+    /// For each byte value, `BULWARK_HEX_COPY`, `BULWARK_HEX_ESCAPE`, `BULWARK_HEX_STOP` or (0xE2 only)
+    /// `BULWARK_HEX_LINE_SEPARATOR`.
     let classes: [UInt8]
     let prefix: [UInt8]
     let suffix: UInt8?
 
-    /// The shape of a table that replaces each byte as `replacement` says (nil: copied), with `stops` left to the
-    /// engine; nil if the replacements have no common hexadecimal shape, or too few have it for a kernel to pay.
-    init?(replacements: [[UInt8]?], stops: [UInt8]) {
+    /// The shape of a table that replaces each byte as `replacement` says (nil: copied), with U+2028 and U+2029
+    /// left to the engine if `escapesLineSeparators` (0xE2 has no replacement then; the AVX2 and AVX-512 kernels copy
+    /// it when it starts neither, the others stop at it); nil if the replacements have no common hexadecimal shape,
+    /// or too few have it for a kernel to pay.
+    init?(replacements: [[UInt8]?], escapesLineSeparators: Bool) {
         precondition(replacements.count == 256)
         // The shape: the first replacement that ends in the byte's digits, or in its digits and one more byte.
         var shape: (prefix: [UInt8], suffix: UInt8?)?
@@ -91,7 +95,10 @@ struct HexEscapeShape: Sendable {
                 classes[byte] = UInt8(BULWARK_HEX_STOP)
             }
         }
-        for byte in stops { classes[Int(byte)] = UInt8(BULWARK_HEX_STOP) }
+        if escapesLineSeparators {
+            precondition(replacements[0xE2] == nil, "0xE2 cannot have a replacement when line separators are escaped")
+            classes[0xE2] = UInt8(BULWARK_HEX_LINE_SEPARATOR)
+        }
         // A table with few such escapes gains nothing.
         guard escaped >= 16 else { return nil }
         self.classes = classes

@@ -28,26 +28,60 @@
 #define BULWARK_HEX_STOP_BIT 0x0080000000000000ull
 
 struct bulwark_hex_escape {
+    /// AVX-512 and NEON: for each mask of a half, its permutation (above). AVX2: the shuffles of the half's two
+    /// quarters, 32 bytes each (see `bulwark_hex_make_half_shuffles`).
     uint8_t permutations[256][64];
+    /// AVX-512 and NEON: for each mask of a half, the length of its output.
     uint8_t lengths[256];
+    /// AVX2: for each mask of a half, the length of its first quarter's output and of the whole half's.
+    uint8_t halfLengths[256][2];
     /// Bit `h` of row[l] (row 0 for bytes below 0x80, row 1 for the others) is set if byte `(h << 4) | l` (`h` taken
     /// modulo 8) is of the class.
     uint8_t escapeRows[2][16];
     uint8_t stopRows[2][16];
-    /// Prefix and suffix, as the four bytes at 48-51 of the vector (and at 12-15 of the AVX2 and NEON quarters).
+    /// Prefix and suffix, as the four bytes at 48-51 of the vector (repeated up to 63: NEON's fourth table), and at
+    /// 12-15 of the AVX2 quarters.
     uint32_t affixes;
-    /// The AVX2 kernel writes each quarter of a group (4 bytes) with one in-lane byte shuffle of a 32-byte vector
-    /// whose two lanes both hold the quarter's bytes (0-3), their high digits (4-7), their low digits (8-11) and the
-    /// affixes (12-15): `quarterPermutations[mask]` lays out the first 16 output bytes in the lower lane and the next
-    /// (at most 8) in the upper one, 0x80 (zero) past the output.
-    uint8_t quarterPermutations[16][32];
-    uint8_t quarterLengths[16];
     /// The SSE2 kernel's table: for each byte, what is written for it (the byte itself, or its escape) in bytes 0-5 of
     /// the word in memory order, `BULWARK_HEX_STOP_BIT` if it stops the kernel, and the length in bits 56-63.
     uint64_t entries[256];
     /// The path the kernel runs (`BULWARK_VECTOR_*`).
     int path;
+    /// Whether 0xE2 is of class `BULWARK_HEX_LINE_SEPARATOR` on a path that looks for U+2028 and U+2029 itself
+    /// (AVX2, AVX-512); on the others it is a stop byte.
+    bool checksLineSeparators;
 };
+
+/// The AVX2 kernel's tables. It writes each quarter of a group (4 bytes) with one in-lane byte shuffle of a 32-byte
+/// vector whose two lanes both hold the quarter's bytes (0-3), their high digits (4-7), their low digits (8-11) and
+/// the affixes (12-15): the shuffle of a quarter whose escaped lanes form the 4-bit mask `m` lays out its first 16
+/// output bytes in the lower lane and the next (at most 8) in the upper one, 0x80 (zero) past the output. The
+/// shuffles of both quarters of a half are looked up at once, by the half's 8-bit mask.
+static void bulwark_hex_make_half_shuffles(bulwark_hex_escape *kernel, intptr_t prefixLength, int suffix) {
+    uint8_t shuffles[16][32];
+    uint8_t lengths[16];
+    for (int mask = 0; mask < 16; mask++) {
+        int length = 0;
+        memset(shuffles[mask], 0x80, 32);
+        for (int lane = 0; lane < 4; lane++) {
+            if (mask >> lane & 1) {
+                for (int k = 0; k < prefixLength; k++) shuffles[mask][length++] = (uint8_t)(12 + k);
+                shuffles[mask][length++] = (uint8_t)(4 + lane);
+                shuffles[mask][length++] = (uint8_t)(8 + lane);
+                if (suffix >= 0) shuffles[mask][length++] = 15;
+            } else {
+                shuffles[mask][length++] = (uint8_t)lane;
+            }
+        }
+        lengths[mask] = (uint8_t)length;  // at most 4 * 6 = 24
+    }
+    for (int mask = 0; mask < 256; mask++) {
+        memcpy(kernel->permutations[mask], shuffles[mask & 15], 32);
+        memcpy(kernel->permutations[mask] + 32, shuffles[mask >> 4], 32);
+        kernel->halfLengths[mask][0] = lengths[mask & 15];
+        kernel->halfLengths[mask][1] = (uint8_t)(lengths[mask & 15] + lengths[mask >> 4]);
+    }
+}
 
 bulwark_hex_escape *bulwark_hex_escape_create(
     const uint8_t *classes,
@@ -58,52 +92,57 @@ bulwark_hex_escape *bulwark_hex_escape_create(
 ) {
     if (prefixLength < 1 || prefixLength > 3 || suffix < -1 || suffix > 255) return NULL;
     if (path == BULWARK_VECTOR_SCALAR || !bulwark_vector_supported(path)) return NULL;
+    for (int byte = 0; byte < 256; byte++) {
+        if (classes[byte] > BULWARK_HEX_LINE_SEPARATOR) return NULL;
+        if (classes[byte] == BULWARK_HEX_LINE_SEPARATOR && byte != 0xE2) return NULL;
+    }
+    const bool checksLineSeparators = classes[0xE2] == BULWARK_HEX_LINE_SEPARATOR
+        && (path == BULWARK_VECTOR_AVX2 || path == BULWARK_VECTOR_AVX512_VBMI);
     bulwark_hex_escape *kernel = aligned_alloc(64, (sizeof(bulwark_hex_escape) + 63) & ~(size_t)63);
     if (kernel == NULL) return NULL;
     memset(kernel, 0, sizeof(*kernel));
+    // The class each byte has on this path: a line separator's first byte is copied where the kernel looks for the
+    // separators itself, and stops it elsewhere.
+    uint8_t effective[256];
+    for (int byte = 0; byte < 256; byte++) {
+        effective[byte] = classes[byte];
+        if (classes[byte] == BULWARK_HEX_LINE_SEPARATOR) {
+            effective[byte] = checksLineSeparators ? BULWARK_HEX_COPY : BULWARK_HEX_STOP;
+        }
+    }
+    kernel->checksLineSeparators = checksLineSeparators;
     for (int byte = 0; byte < 256; byte++) {
         uint8_t bit = (uint8_t)(1u << ((byte >> 4) & 7));
-        if (classes[byte] == BULWARK_HEX_ESCAPE) kernel->escapeRows[byte >> 7][byte & 15] |= bit;
-        if (classes[byte] == BULWARK_HEX_STOP) kernel->stopRows[byte >> 7][byte & 15] |= bit;
+        if (effective[byte] == BULWARK_HEX_ESCAPE) kernel->escapeRows[byte >> 7][byte & 15] |= bit;
+        if (effective[byte] == BULWARK_HEX_STOP) kernel->stopRows[byte >> 7][byte & 15] |= bit;
     }
     uint8_t affixes[4] = {0, 0, 0, 0};
     memcpy(affixes, prefix, (size_t)prefixLength);
     affixes[3] = suffix < 0 ? 0 : (uint8_t)suffix;
     memcpy(&kernel->affixes, affixes, 4);
-    for (int mask = 0; mask < 256; mask++) {
-        int length = 0;
-        for (int lane = 0; lane < 8; lane++) {
-            if (mask >> lane & 1) {
-                for (int k = 0; k < prefixLength; k++) kernel->permutations[mask][length++] = (uint8_t)(48 + k);
-                kernel->permutations[mask][length++] = (uint8_t)(16 + lane);
-                kernel->permutations[mask][length++] = (uint8_t)(32 + lane);
-                if (suffix >= 0) kernel->permutations[mask][length++] = 51;
-            } else {
-                kernel->permutations[mask][length++] = (uint8_t)lane;
+    if (path == BULWARK_VECTOR_AVX2) {
+        bulwark_hex_make_half_shuffles(kernel, prefixLength, suffix);
+    } else {
+        for (int mask = 0; mask < 256; mask++) {
+            int length = 0;
+            for (int lane = 0; lane < 8; lane++) {
+                if (mask >> lane & 1) {
+                    for (int k = 0; k < prefixLength; k++) kernel->permutations[mask][length++] = (uint8_t)(48 + k);
+                    kernel->permutations[mask][length++] = (uint8_t)(16 + lane);
+                    kernel->permutations[mask][length++] = (uint8_t)(32 + lane);
+                    if (suffix >= 0) kernel->permutations[mask][length++] = 51;
+                } else {
+                    kernel->permutations[mask][length++] = (uint8_t)lane;
+                }
             }
+            kernel->lengths[mask] = (uint8_t)length;  // at most 8 * 6 = 48
         }
-        kernel->lengths[mask] = (uint8_t)length;  // at most 8 * 6 = 48
-    }
-    for (int mask = 0; mask < 16; mask++) {
-        int length = 0;
-        memset(kernel->quarterPermutations[mask], 0x80, 32);
-        for (int lane = 0; lane < 4; lane++) {
-            if (mask >> lane & 1) {
-                for (int k = 0; k < prefixLength; k++) kernel->quarterPermutations[mask][length++] = (uint8_t)(12 + k);
-                kernel->quarterPermutations[mask][length++] = (uint8_t)(4 + lane);
-                kernel->quarterPermutations[mask][length++] = (uint8_t)(8 + lane);
-                if (suffix >= 0) kernel->quarterPermutations[mask][length++] = 15;
-            } else {
-                kernel->quarterPermutations[mask][length++] = (uint8_t)lane;
-            }
-        }
-        kernel->quarterLengths[mask] = (uint8_t)length;  // at most 4 * 6 = 24
     }
     static const char hex[] = "0123456789ABCDEF";
     for (int byte = 0; byte < 256; byte++) {
         uint8_t text[8] = {(uint8_t)byte, 0, 0, 0, 0, 0, 0, 0};
         int length = 1;
-        if (classes[byte] == BULWARK_HEX_ESCAPE) {
+        if (effective[byte] == BULWARK_HEX_ESCAPE) {
             length = 0;
             for (int k = 0; k < prefixLength; k++) text[length++] = prefix[k];
             text[length++] = (uint8_t)hex[byte >> 4];
@@ -113,7 +152,7 @@ bulwark_hex_escape *bulwark_hex_escape_create(
         uint64_t entry;
         memcpy(&entry, text, 8);
         entry &= BULWARK_HEX_TEXT_BITS;
-        if (classes[byte] == BULWARK_HEX_STOP) entry |= BULWARK_HEX_STOP_BIT;
+        if (effective[byte] == BULWARK_HEX_STOP) entry |= BULWARK_HEX_STOP_BIT;
         kernel->entries[byte] = entry | (uint64_t)length << 56;
     }
     kernel->path = path;
@@ -192,17 +231,32 @@ bool bulwark_vector_supported(int path) {
     }
 }
 
-/// The lanes of `bytes` whose class has `rows` set, one bit per lane.
-BULWARK_HEX_AVX2_TARGET static inline unsigned bulwark_hex_lanes(
-    __m128i lowNibbles,
+/// For each lane of a group, its bit of `bits` (that of its byte's high nibble) if the byte is of the class whose
+/// rows are `low` (bytes below 0x80) and `high` (the others), and 0 otherwise: `index` is each byte's low nibble with
+/// its top bit, and `highIndex` the same with the top bit flipped, so that each row's lookup gives 0 in the lanes of
+/// the other half.
+BULWARK_HEX_AVX2_TARGET static inline __m128i bulwark_hex_class(
+    __m128i index,
+    __m128i highIndex,
     __m128i bits,
-    __m128i highLanes,
-    const uint8_t rows[2][16]
+    __m128i low,
+    __m128i high
 ) {
-    __m128i low = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)rows[0]), lowNibbles);
-    __m128i high = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)rows[1]), lowNibbles);
-    __m128i row = _mm_blendv_epi8(low, high, highLanes);
-    return (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_and_si128(row, bits), bits));
+    __m128i row = _mm_or_si128(_mm_shuffle_epi8(low, index), _mm_shuffle_epi8(high, highIndex));
+    return _mm_and_si128(row, bits);
+}
+
+/// Whether U+2028 or U+2029 (0xE2 0x80 0xA8 or 0xA9) starts in the group at `group`, whose bytes are `bytes`; reads
+/// the two bytes after the group.
+BULWARK_HEX_AVX2_TARGET static inline bool bulwark_hex_has_line_separator(const uint8_t *group, __m128i bytes) {
+    __m128i second = _mm_loadu_si128((const __m128i *)(group + 1));
+    __m128i third = _mm_loadu_si128((const __m128i *)(group + 2));
+    __m128i lead = _mm_cmpeq_epi8(bytes, _mm_set1_epi8((char)0xE2));
+    __m128i middle = _mm_cmpeq_epi8(second, _mm_set1_epi8((char)0x80));
+    // 0xA8 and 0xA9 differ only in their lowest bit.
+    __m128i last = _mm_cmpeq_epi8(_mm_or_si128(third, _mm_set1_epi8(1)), _mm_set1_epi8((char)0xA9));
+    __m128i starts = _mm_and_si128(_mm_and_si128(lead, middle), last);
+    return !_mm_testz_si128(starts, starts);
 }
 
 /// Only ever called with a kernel, which `bulwark_hex_escape_create` makes only where the processor can run it.
@@ -219,6 +273,14 @@ BULWARK_HEX_TARGET static void bulwark_hex_escape_run_avx512(
     const __m128i digits =
         _mm_setr_epi8('0', '1', '2', '3', '4', '5', '6', '7', '8', '9', 'A', 'B', 'C', 'D', 'E', 'F');
     const __m128i affixes = _mm_set1_epi32((int)kernel->affixes);
+    // The rows in registers: the stores to the output could otherwise change them, as far as the compiler knows.
+    const __m128i rowMask = _mm_set1_epi8((char)0x8F);
+    const __m128i topBit = _mm_set1_epi8((char)0x80);
+    const __m128i stopLow = _mm_loadu_si128((const __m128i *)kernel->stopRows[0]);
+    const __m128i stopHigh = _mm_loadu_si128((const __m128i *)kernel->stopRows[1]);
+    const __m128i escapeLow = _mm_loadu_si128((const __m128i *)kernel->escapeRows[0]);
+    const __m128i escapeHigh = _mm_loadu_si128((const __m128i *)kernel->escapeRows[1]);
+    const bool checksLineSeparators = kernel->checksLineSeparators;
     intptr_t index = *indexPointer;
     uint8_t *out = output + *writtenPointer;
     while (index < end) {
@@ -226,9 +288,12 @@ BULWARK_HEX_TARGET static void bulwark_hex_escape_run_avx512(
         __m128i lowNibbles = _mm_and_si128(bytes, nibble);
         __m128i highNibbles = _mm_and_si128(_mm_srli_epi16(bytes, 4), nibble);
         __m128i bits = _mm_shuffle_epi8(powers, highNibbles);
-        __m128i highLanes = _mm_cmplt_epi8(bytes, _mm_setzero_si128());
-        if (bulwark_hex_lanes(lowNibbles, bits, highLanes, kernel->stopRows) != 0) break;
-        unsigned escaped = bulwark_hex_lanes(lowNibbles, bits, highLanes, kernel->escapeRows);
+        __m128i rowIndex = _mm_and_si128(bytes, rowMask);
+        __m128i highRowIndex = _mm_xor_si128(rowIndex, topBit);
+        if (!_mm_testz_si128(bulwark_hex_class(rowIndex, highRowIndex, bits, stopLow, stopHigh), bits)) break;
+        if (checksLineSeparators && bulwark_hex_has_line_separator(source + index, bytes)) break;
+        __m128i escapedBits = bulwark_hex_class(rowIndex, highRowIndex, bits, escapeLow, escapeHigh);
+        unsigned escaped = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(escapedBits, bits));
         if (escaped == 0) {
             _mm_storeu_si128((__m128i *)out, bytes);
             out += 16;
@@ -254,7 +319,7 @@ BULWARK_HEX_TARGET static void bulwark_hex_escape_run_avx512(
 }
 
 /// The AVX2 kernel: classified as the AVX-512 one; a group with an escape is written a quarter (4 bytes) at a time,
-/// each with one in-lane shuffle of a 32-byte vector and one 32-byte store (see `quarterPermutations`).
+/// each with one in-lane shuffle of a 32-byte vector and one 32-byte store (see `bulwark_hex_make_half_shuffles`).
 BULWARK_HEX_AVX2_TARGET static void bulwark_hex_escape_run_avx2(
     const bulwark_hex_escape *kernel,
     const uint8_t *source,
@@ -268,6 +333,14 @@ BULWARK_HEX_AVX2_TARGET static void bulwark_hex_escape_run_avx2(
     const __m128i digits =
         _mm_setr_epi8('0', '1', '2', '3', '4', '5', '6', '7', '8', '9', 'A', 'B', 'C', 'D', 'E', 'F');
     const __m256i affixes = _mm256_set1_epi32((int)kernel->affixes);
+    // The rows in registers: the stores to the output could otherwise change them, as far as the compiler knows.
+    const __m128i rowMask = _mm_set1_epi8((char)0x8F);
+    const __m128i topBit = _mm_set1_epi8((char)0x80);
+    const __m128i stopLow = _mm_loadu_si128((const __m128i *)kernel->stopRows[0]);
+    const __m128i stopHigh = _mm_loadu_si128((const __m128i *)kernel->stopRows[1]);
+    const __m128i escapeLow = _mm_loadu_si128((const __m128i *)kernel->escapeRows[0]);
+    const __m128i escapeHigh = _mm_loadu_si128((const __m128i *)kernel->escapeRows[1]);
+    const bool checksLineSeparators = kernel->checksLineSeparators;
     intptr_t index = *indexPointer;
     uint8_t *out = output + *writtenPointer;
     while (index < end) {
@@ -275,9 +348,12 @@ BULWARK_HEX_AVX2_TARGET static void bulwark_hex_escape_run_avx2(
         __m128i lowNibbles = _mm_and_si128(bytes, nibble);
         __m128i highNibbles = _mm_and_si128(_mm_srli_epi16(bytes, 4), nibble);
         __m128i bits = _mm_shuffle_epi8(powers, highNibbles);
-        __m128i highLanes = _mm_cmplt_epi8(bytes, _mm_setzero_si128());
-        if (bulwark_hex_lanes(lowNibbles, bits, highLanes, kernel->stopRows) != 0) break;
-        unsigned escaped = bulwark_hex_lanes(lowNibbles, bits, highLanes, kernel->escapeRows);
+        __m128i rowIndex = _mm_and_si128(bytes, rowMask);
+        __m128i highRowIndex = _mm_xor_si128(rowIndex, topBit);
+        if (!_mm_testz_si128(bulwark_hex_class(rowIndex, highRowIndex, bits, stopLow, stopHigh), bits)) break;
+        if (checksLineSeparators && bulwark_hex_has_line_separator(source + index, bytes)) break;
+        __m128i escapedBits = bulwark_hex_class(rowIndex, highRowIndex, bits, escapeLow, escapeHigh);
+        unsigned escaped = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(escapedBits, bits));
         if (escaped == 0) {
             _mm_storeu_si128((__m128i *)out, bytes);
             out += 16;
@@ -299,11 +375,16 @@ BULWARK_HEX_AVX2_TARGET static void bulwark_hex_escape_run_avx2(
             _mm256_unpacklo_epi64(bytesAndHigh23, lowAndAffixes23),
             _mm256_unpackhi_epi64(bytesAndHigh23, lowAndAffixes23),
         };
-        for (int quarter = 0; quarter < 4; quarter++) {
-            unsigned mask = escaped >> (4 * quarter) & 15;
-            __m256i permutation = _mm256_loadu_si256((const __m256i *)kernel->quarterPermutations[mask]);
-            _mm256_storeu_si256((__m256i *)out, _mm256_shuffle_epi8(quarters[quarter], permutation));
-            out += kernel->quarterLengths[mask];
+        // Both quarters of each half with the shuffles of the half's mask, the second after the first's output.
+        for (int half = 0; half < 2; half++) {
+            unsigned mask = escaped >> (8 * half) & 0xFF;
+            const __m256i *shuffles = (const __m256i *)kernel->permutations[mask];
+            _mm256_storeu_si256((__m256i *)out, _mm256_shuffle_epi8(quarters[2 * half], _mm256_load_si256(shuffles)));
+            _mm256_storeu_si256(
+                (__m256i *)(out + kernel->halfLengths[mask][0]),
+                _mm256_shuffle_epi8(quarters[2 * half + 1], _mm256_load_si256(shuffles + 1))
+            );
+            out += kernel->halfLengths[mask][1];
         }
         index += 16;
     }
