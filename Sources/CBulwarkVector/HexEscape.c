@@ -259,6 +259,58 @@ BULWARK_HEX_AVX2_TARGET static inline bool bulwark_hex_has_line_separator(const 
     return !_mm_testz_si128(starts, starts);
 }
 
+/// What the AVX2 and AVX-512 kernels classify bytes with, loaded once per run: in registers, the rows would otherwise
+/// be read again after every store to the output (which, as far as the compiler knows, could change them).
+typedef struct {
+    __m128i nibble, powers, rowMask, topBit, stopLow, stopHigh, escapeLow, escapeHigh;
+    bool checksLineSeparators;
+} bulwark_hex_classifier;
+
+BULWARK_HEX_AVX2_TARGET static inline bulwark_hex_classifier bulwark_hex_classifier_make(
+    const bulwark_hex_escape *kernel
+) {
+    bulwark_hex_classifier classifier = {
+        .nibble = _mm_set1_epi8(0x0F),
+        .powers = _mm_setr_epi8(1, 2, 4, 8, 16, 32, 64, -128, 1, 2, 4, 8, 16, 32, 64, -128),
+        .rowMask = _mm_set1_epi8((char)0x8F),
+        .topBit = _mm_set1_epi8((char)0x80),
+        .stopLow = _mm_loadu_si128((const __m128i *)kernel->stopRows[0]),
+        .stopHigh = _mm_loadu_si128((const __m128i *)kernel->stopRows[1]),
+        .escapeLow = _mm_loadu_si128((const __m128i *)kernel->escapeRows[0]),
+        .escapeHigh = _mm_loadu_si128((const __m128i *)kernel->escapeRows[1]),
+        .checksLineSeparators = kernel->checksLineSeparators,
+    };
+    return classifier;
+}
+
+/// Upper-case hexadecimal digits, by value.
+BULWARK_HEX_AVX2_TARGET static inline __m128i bulwark_hex_digits(void) {
+    return _mm_setr_epi8('0', '1', '2', '3', '4', '5', '6', '7', '8', '9', 'A', 'B', 'C', 'D', 'E', 'F');
+}
+
+/// Classifies the group at `group`, whose bytes are `bytes`: false if the kernel stops before it (a stop byte, or a
+/// line separator that starts in it); otherwise its bytes' low and high nibbles, and its escaped lanes (one bit each).
+BULWARK_HEX_AVX2_TARGET static inline bool bulwark_hex_classify(
+    const bulwark_hex_classifier *classifier,
+    const uint8_t *group,
+    __m128i bytes,
+    __m128i *lowNibbles,
+    __m128i *highNibbles,
+    unsigned *escaped
+) {
+    *lowNibbles = _mm_and_si128(bytes, classifier->nibble);
+    *highNibbles = _mm_and_si128(_mm_srli_epi16(bytes, 4), classifier->nibble);
+    __m128i bits = _mm_shuffle_epi8(classifier->powers, *highNibbles);
+    __m128i rowIndex = _mm_and_si128(bytes, classifier->rowMask);
+    __m128i highRowIndex = _mm_xor_si128(rowIndex, classifier->topBit);
+    __m128i stops = bulwark_hex_class(rowIndex, highRowIndex, bits, classifier->stopLow, classifier->stopHigh);
+    if (!_mm_testz_si128(stops, bits)) return false;
+    if (classifier->checksLineSeparators && bulwark_hex_has_line_separator(group, bytes)) return false;
+    __m128i escapes = bulwark_hex_class(rowIndex, highRowIndex, bits, classifier->escapeLow, classifier->escapeHigh);
+    *escaped = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(escapes, bits));
+    return true;
+}
+
 /// Only ever called with a kernel, which `bulwark_hex_escape_create` makes only where the processor can run it.
 BULWARK_HEX_TARGET static void bulwark_hex_escape_run_avx512(
     const bulwark_hex_escape *kernel,
@@ -268,32 +320,16 @@ BULWARK_HEX_TARGET static void bulwark_hex_escape_run_avx512(
     uint8_t *output,
     intptr_t *writtenPointer
 ) {
-    const __m128i nibble = _mm_set1_epi8(0x0F);
-    const __m128i powers = _mm_setr_epi8(1, 2, 4, 8, 16, 32, 64, -128, 1, 2, 4, 8, 16, 32, 64, -128);
-    const __m128i digits =
-        _mm_setr_epi8('0', '1', '2', '3', '4', '5', '6', '7', '8', '9', 'A', 'B', 'C', 'D', 'E', 'F');
+    const bulwark_hex_classifier classifier = bulwark_hex_classifier_make(kernel);
+    const __m128i digits = bulwark_hex_digits();
     const __m128i affixes = _mm_set1_epi32((int)kernel->affixes);
-    // The rows in registers: the stores to the output could otherwise change them, as far as the compiler knows.
-    const __m128i rowMask = _mm_set1_epi8((char)0x8F);
-    const __m128i topBit = _mm_set1_epi8((char)0x80);
-    const __m128i stopLow = _mm_loadu_si128((const __m128i *)kernel->stopRows[0]);
-    const __m128i stopHigh = _mm_loadu_si128((const __m128i *)kernel->stopRows[1]);
-    const __m128i escapeLow = _mm_loadu_si128((const __m128i *)kernel->escapeRows[0]);
-    const __m128i escapeHigh = _mm_loadu_si128((const __m128i *)kernel->escapeRows[1]);
-    const bool checksLineSeparators = kernel->checksLineSeparators;
     intptr_t index = *indexPointer;
     uint8_t *out = output + *writtenPointer;
     while (index < end) {
         __m128i bytes = _mm_loadu_si128((const __m128i *)(source + index));
-        __m128i lowNibbles = _mm_and_si128(bytes, nibble);
-        __m128i highNibbles = _mm_and_si128(_mm_srli_epi16(bytes, 4), nibble);
-        __m128i bits = _mm_shuffle_epi8(powers, highNibbles);
-        __m128i rowIndex = _mm_and_si128(bytes, rowMask);
-        __m128i highRowIndex = _mm_xor_si128(rowIndex, topBit);
-        if (!_mm_testz_si128(bulwark_hex_class(rowIndex, highRowIndex, bits, stopLow, stopHigh), bits)) break;
-        if (checksLineSeparators && bulwark_hex_has_line_separator(source + index, bytes)) break;
-        __m128i escapedBits = bulwark_hex_class(rowIndex, highRowIndex, bits, escapeLow, escapeHigh);
-        unsigned escaped = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(escapedBits, bits));
+        __m128i lowNibbles, highNibbles;
+        unsigned escaped;
+        if (!bulwark_hex_classify(&classifier, source + index, bytes, &lowNibbles, &highNibbles, &escaped)) break;
         if (escaped == 0) {
             _mm_storeu_si128((__m128i *)out, bytes);
             out += 16;
@@ -328,32 +364,16 @@ BULWARK_HEX_AVX2_TARGET static void bulwark_hex_escape_run_avx2(
     uint8_t *output,
     intptr_t *writtenPointer
 ) {
-    const __m128i nibble = _mm_set1_epi8(0x0F);
-    const __m128i powers = _mm_setr_epi8(1, 2, 4, 8, 16, 32, 64, -128, 1, 2, 4, 8, 16, 32, 64, -128);
-    const __m128i digits =
-        _mm_setr_epi8('0', '1', '2', '3', '4', '5', '6', '7', '8', '9', 'A', 'B', 'C', 'D', 'E', 'F');
+    const bulwark_hex_classifier classifier = bulwark_hex_classifier_make(kernel);
+    const __m128i digits = bulwark_hex_digits();
     const __m256i affixes = _mm256_set1_epi32((int)kernel->affixes);
-    // The rows in registers: the stores to the output could otherwise change them, as far as the compiler knows.
-    const __m128i rowMask = _mm_set1_epi8((char)0x8F);
-    const __m128i topBit = _mm_set1_epi8((char)0x80);
-    const __m128i stopLow = _mm_loadu_si128((const __m128i *)kernel->stopRows[0]);
-    const __m128i stopHigh = _mm_loadu_si128((const __m128i *)kernel->stopRows[1]);
-    const __m128i escapeLow = _mm_loadu_si128((const __m128i *)kernel->escapeRows[0]);
-    const __m128i escapeHigh = _mm_loadu_si128((const __m128i *)kernel->escapeRows[1]);
-    const bool checksLineSeparators = kernel->checksLineSeparators;
     intptr_t index = *indexPointer;
     uint8_t *out = output + *writtenPointer;
     while (index < end) {
         __m128i bytes = _mm_loadu_si128((const __m128i *)(source + index));
-        __m128i lowNibbles = _mm_and_si128(bytes, nibble);
-        __m128i highNibbles = _mm_and_si128(_mm_srli_epi16(bytes, 4), nibble);
-        __m128i bits = _mm_shuffle_epi8(powers, highNibbles);
-        __m128i rowIndex = _mm_and_si128(bytes, rowMask);
-        __m128i highRowIndex = _mm_xor_si128(rowIndex, topBit);
-        if (!_mm_testz_si128(bulwark_hex_class(rowIndex, highRowIndex, bits, stopLow, stopHigh), bits)) break;
-        if (checksLineSeparators && bulwark_hex_has_line_separator(source + index, bytes)) break;
-        __m128i escapedBits = bulwark_hex_class(rowIndex, highRowIndex, bits, escapeLow, escapeHigh);
-        unsigned escaped = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(escapedBits, bits));
+        __m128i lowNibbles, highNibbles;
+        unsigned escaped;
+        if (!bulwark_hex_classify(&classifier, source + index, bytes, &lowNibbles, &highNibbles, &escaped)) break;
         if (escaped == 0) {
             _mm_storeu_si128((__m128i *)out, bytes);
             out += 16;
