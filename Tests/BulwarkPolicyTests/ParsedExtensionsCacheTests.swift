@@ -179,9 +179,9 @@ struct ParsedExtensionsCacheTests {
         #expect(collisions == 0, "\(collisions) of 2,048 one-byte changes hash alike")
     }
 
-    /// The storage of the caches keyed by `TBSCertificate` bytes (review helper-32): bytes that share a
-    /// prefix and differ only at the end get their own values, in front (found by memory) and behind (by every
-    /// byte); a copy of the bytes in other memory finds the value behind; the least recently used is evicted.
+    /// The storage of the caches keyed by `TBSCertificate` bytes (review helper-32): bytes that share a prefix and
+    /// differ only at the end get their own values, in front (found by memory) and behind (by every byte); a copy of
+    /// the bytes in other memory finds the value behind; the least recently used is evicted.
     @Test func tbsCertificateMapTellsBytesApart() {
         var map = TBSCertificateMap<Int>(capacity: 16)
         // 20 inputs of 2 KiB, equal but for the last two bytes, more than the front holds.

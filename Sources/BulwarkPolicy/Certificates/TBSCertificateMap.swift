@@ -2,9 +2,9 @@
 /// storage of ``ParsedExtensionsCache`` and `EmbeddedSCTMemo`.
 ///
 /// Behind, a ``LeastRecentlyUsed`` map keyed by ``CertificateBytesKey`` (hashing every byte; equal only when every
-/// byte is); in front, the last few values looked up, found by the identity of their bytes'
-/// memory without hashing (``CertificateIdentityFront``): one handshake looks its certificates up several times. Not
-/// thread-safe on its own: each cache keeps one behind its lock.
+/// byte is); in front, the last few values looked up, found by the identity of their bytes' memory without hashing
+/// (``CertificateIdentityFront``): one handshake looks its certificates up several times. Not thread-safe on its
+/// own: each cache keeps one behind its lock.
 struct TBSCertificateMap<Value: Sendable>: Sendable {
     private var entries: LeastRecentlyUsed<CertificateBytesKey, Value>
     private var recent = CertificateIdentityFront<Value>()
