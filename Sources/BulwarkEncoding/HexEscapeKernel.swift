@@ -95,10 +95,8 @@ struct HexEscapeShape: Sendable {
                 classes[byte] = UInt8(BULWARK_HEX_STOP)
             }
         }
-        if escapesLineSeparators {
-            precondition(replacements[0xE2] == nil, "0xE2 cannot have a replacement when line separators are escaped")
-            classes[0xE2] = UInt8(BULWARK_HEX_LINE_SEPARATOR)
-        }
+        // `EscapeTable` gives 0xE2 no replacement then (its own precondition).
+        if escapesLineSeparators { classes[0xE2] = UInt8(BULWARK_HEX_LINE_SEPARATOR) }
         // A table with few such escapes gains nothing.
         guard escaped >= 16 else { return nil }
         self.classes = classes

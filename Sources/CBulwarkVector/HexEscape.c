@@ -122,7 +122,7 @@ bulwark_hex_escape *bulwark_hex_escape_create(
     memcpy(&kernel->affixes, affixes, 4);
     if (path == BULWARK_VECTOR_AVX2) {
         bulwark_hex_make_half_shuffles(kernel, prefixLength, suffix);
-    } else {
+    } else if (path == BULWARK_VECTOR_AVX512_VBMI || path == BULWARK_VECTOR_NEON) {
         for (int mask = 0; mask < 256; mask++) {
             int length = 0;
             for (int lane = 0; lane < 8; lane++) {
