@@ -302,7 +302,9 @@ struct Bench {
     /// New TLS connection per request (`connection: close`), concurrency 1; Bulwark with full chain validation,
     /// Bulwark with SPKI pins on the intermediate, AsyncHTTPClient with full verification, alternating; and, when
     /// selected, both Bulwark clients again with the trust-decision cache on (`newconn-cached`,
-    /// `newconn-pinned-cached`), in the same rounds.
+    /// `newconn-pinned-cached`), in the same rounds. Then the pinned client, AHC and the pinned client with CT take
+    /// one connection each in turn (``interleavedLatencies(clients:server:path:expectedBytes:seconds:)``), which
+    /// `newconn-pinned` reports beside its legs and `newconn-ct` is judged on.
     mutating func newConnections() async throws {
         var clients: [any BenchClient] = [
             try self.makeBulwark(), try self.makeAHC(), try self.makeBulwark(pinned: true),
@@ -329,9 +331,14 @@ struct Bench {
         let seconds = self.options.legSeconds
         let warmup = self.options.warmupSeconds / 2
         let rounds = self.options.rounds
-        let series = try await withClients(clients) {
+        let interleavedLabels: Set<String> = ["bulwark-pinned", "ahc", "bulwark-pinned-ct"]
+        let measureInterleaved =
+            self.options.profileNewConnections == nil
+            && (self.options.selected("newconn-pinned") || self.options.selected("newconn-ct"))
+        let seed = UInt64.random(in: 0...UInt64.max)
+        let (series, interleaved) = try await withClients(clients) {
             try await warmUp(clients, server: server, concurrency: 1, seconds: warmup, close: true)
-            return try await alternate("newconn", clients: clients, rounds: rounds) { client in
+            let series = try await alternate("newconn", clients: clients, rounds: rounds) { client in
                 let leg = try await runLeg(
                     client: client,
                     server: server,
@@ -351,6 +358,25 @@ struct Bench {
                 }
                 return leg
             }
+            // Then the pinned client, AHC and (when selected) the pinned client with CT, one connection each in
+            // turn, for three legs' time: the same quantities, without the machine's drift between legs. A failure
+            // there costs only these figures: the rows keep their legs.
+            guard measureInterleaved else { return (series, InterleavedSamples?.none) }
+            do {
+                log("  newconn interleaved: pinned, AHC, CT in a random order each turn (seed \(seed))")
+                let samples = try await InterleavedSamples.measure(
+                    clients: clients.filter { interleavedLabels.contains($0.label) },
+                    server: server,
+                    path: "/bytes/1024",
+                    expectedBytes: 1024,
+                    seconds: seconds * 3,
+                    seed: seed
+                )
+                return (series, samples)
+            } catch {
+                log("  newconn interleaved: not measured (\(error)); the rows keep their legs' figures")
+                return (series, nil)
+            }
         }
         if self.options.profileNewConnections != nil { return }
         var plain = self.requestResult("newconn", series: series, label: "bulwark")
@@ -365,6 +391,11 @@ struct Bench {
         pinned.extra.append(
             ("pinned_over_unpinned", .number(series.medianRate("bulwark-pinned") / series.medianRate("bulwark")))
         )
+        if let measured = InterleavedRatio(interleaved, of: "bulwark-pinned", over: "ahc") {
+            pinned.extra += measured.fields(prefix: "interleaved")
+            pinned.extra.append(("interleaved_clients", .array((interleaved?.labels ?? []).map { .string($0) })))
+            pinned.details += "; interleaved, one connection each in turn: " + measured.text
+        }
         self.results.append(pinned)
         if withRevocation {
             var revocation = self.requestResult("newconn-revocation", series: series, label: "bulwark-revocation")
@@ -386,6 +417,14 @@ struct Bench {
             transparency.extra.append(("ct_over_pinned", .number(overPinned)))
             transparency.goal = "CT on / pinned ≥ 0.97"
             transparency.met = overPinned >= 0.97
+            // Judged on the interleaved requests when they were measured: the two clients differ by a fraction of a
+            // per cent of their work, which legs of a few seconds, 10 % apart for the same work, cannot resolve.
+            if let measured = InterleavedRatio(interleaved, of: "bulwark-pinned-ct", over: "bulwark-pinned") {
+                transparency.extra += measured.fields(prefix: "interleaved_ct_over_pinned")
+                transparency.details += "; interleaved with the pinned client, CT on / off: " + measured.text
+                transparency.goal = "CT on / pinned ≥ 0.97 (interleaved requests)"
+                transparency.met = measured.ratio >= 0.97
+            }
             self.results.append(transparency)
         }
         if withCached {

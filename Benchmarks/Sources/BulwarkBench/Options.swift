@@ -75,7 +75,8 @@ struct Options: Sendable {
         clients in rounds and reporting medians. Names: keepalive-c1 keepalive-c32 newconn newconn-pinned
         newconn-cached newconn-pinned-cached newconn-revocation newconn-ct trust-eval download hostmatch-10 hostmatch-1000 hostmatch-10000 limbo
         encode-html h2-c1 h2-c32 upload memory-idle proxy-keepalive first-request cli-fetch (the newconn rows run
-        together, in the same rounds;
+        together, in the same rounds, then the pinned client, AHC and the pinned client with CT take one
+        connection each in turn, in a random order each turn, for three legs' time;
         proxy-keepalive needs squid, and reports that it did not run without it).
         By default the server and each client run on their own event loop group; --shared-event-loops puts them
         all on NIO's singleton group (what an app using the defaults does).

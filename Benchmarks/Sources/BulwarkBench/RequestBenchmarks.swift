@@ -9,10 +9,17 @@ protocol LegServer: Sendable {
     var completedHandshakes: Int { get }
     /// Requests received completely since the last reset.
     var receivedRequestCount: Int { get }
+    /// The connections those requests came on, when the server records them.
+    var requestConnectionCount: Int? { get }
+}
+
+extension LegServer {
+    var requestConnectionCount: Int? { nil }
 }
 
 extension TestHTTPSServer: LegServer {
     var receivedRequestCount: Int { self.requests.count }
+    var requestConnectionCount: Int? { Set(self.requests.map(\.connectionID)).count }
 }
 
 /// What one measured leg (one client, one round) did.
