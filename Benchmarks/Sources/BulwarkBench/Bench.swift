@@ -303,7 +303,7 @@ struct Bench {
     /// Bulwark with SPKI pins on the intermediate, AsyncHTTPClient with full verification, alternating; and, when
     /// selected, both Bulwark clients again with the trust-decision cache on (`newconn-cached`,
     /// `newconn-pinned-cached`), in the same rounds. Then the pinned client, AHC and the pinned client with CT take
-    /// one connection each in turn (``interleavedLatencies(clients:server:path:expectedBytes:seconds:)``), which
+    /// one connection each in turn (``InterleavedSamples``, ``InterleavedRatio``), which
     /// `newconn-pinned` reports beside its legs and `newconn-ct` is judged on.
     mutating func newConnections() async throws {
         var clients: [any BenchClient] = [
@@ -363,7 +363,7 @@ struct Bench {
             // there costs only these figures: the rows keep their legs.
             guard measureInterleaved else { return (series, InterleavedSamples?.none) }
             do {
-                log("  newconn interleaved: pinned, AHC, CT in a random order each turn (seed \(seed))")
+                log("  newconn interleaved: pinned, AHC (and CT) in a random order each turn (seed \(seed))")
                 let samples = try await InterleavedSamples.measure(
                     clients: clients.filter { interleavedLabels.contains($0.label) },
                     server: server,
