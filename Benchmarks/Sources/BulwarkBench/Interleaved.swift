@@ -42,14 +42,8 @@ struct InterleavedSamples: Sendable {
         while nowNanos() < deadline {
             order.shuffle(using: &generator)
             for index in order {
-                let client = clients[index]
-                let t0 = nowNanos()
-                let count = try await client.get(path, close: true)
-                let t1 = nowNanos()
-                guard count == expectedBytes else {
-                    throw BenchError("\(client.label): \(path) returned \(count) bytes, expected \(expectedBytes)")
-                }
-                requests.append(Request(client: index, previous: previous, turn: turn, nanoseconds: t1 - t0))
+                let latency = try await timedGet(clients[index], path, expectedBytes: expectedBytes, close: true)
+                requests.append(Request(client: index, previous: previous, turn: turn, nanoseconds: latency))
                 previous = index
             }
             turn += 1

@@ -78,13 +78,7 @@ func runLeg(
                 var latencies: [UInt64] = []
                 latencies.reserveCapacity(1 << 16)
                 while nowNanos() < deadline {
-                    let t0 = nowNanos()
-                    let count = try await client.get(path, close: close)
-                    let t1 = nowNanos()
-                    guard count == expectedBytes else {
-                        throw BenchError("\(client.label): \(path) returned \(count) bytes, expected \(expectedBytes)")
-                    }
-                    latencies.append(t1 - t0)
+                    latencies.append(try await timedGet(client, path, expectedBytes: expectedBytes, close: close))
                 }
                 return latencies
             }
@@ -108,6 +102,17 @@ func runLeg(
         cpuSeconds: cpu,
         serverCPUSeconds: serverCPU
     )
+}
+
+/// One GET of `path` by `client`, checked to return `expectedBytes`: its latency in nanoseconds.
+func timedGet(_ client: any BenchClient, _ path: String, expectedBytes: Int, close: Bool) async throws -> UInt64 {
+    let t0 = nowNanos()
+    let count = try await client.get(path, close: close)
+    let t1 = nowNanos()
+    guard count == expectedBytes else {
+        throw BenchError("\(client.label): \(path) returned \(count) bytes, expected \(expectedBytes)")
+    }
+    return t1 - t0
 }
 
 /// The CPU-time clocks of a set of threads of this process (`pthread_getcpuclockid`), read from any thread.
